@@ -1,0 +1,61 @@
+// sqllock/adapters/mysql.hpp — sqllock inside an application's own MySQL Connector/C++ transaction.
+//
+// Row locks (see sqllock/row_lock.hpp) that join the transaction of a sql::Connection the
+// application owns (Connector/C++ 1.1 legacy API, autocommit off): the lock ends when the
+// application commits or rolls back, so the lock and the application's writes commit together.
+//
+//   conn->setAutoCommit(false);
+//   sqllock::lock_row(conn, "account:42");        // waits; held until commit/rollback
+//   … conn->prepareStatement("UPDATE accounts …") …
+//   conn->commit();                               // releases the lock
+//
+// Take the lock before the transaction's first read (MySQL's default REPEATABLE READ snapshot is
+// taken at the first read and cannot see writes committed after it). A refused or timed-out
+// attempt rolls back only its own statement, so the transaction stays usable (unless the server
+// runs with innodb_rollback_on_timeout); a deadlock rolls back the whole transaction.
+// Requires a sqllock built with the Connector/C++ driver. sql::Connection is only declared here,
+// to keep Connector/C++'s Boost-based headers out of this one; include them yourself.
+#pragma once
+
+#include <chrono>
+#include <string_view>
+
+#include "sqllock/row_lock.hpp"
+
+namespace sql {
+class Connection;
+}  // namespace sql
+
+namespace sqllock {
+
+namespace detail {
+bool mysql_lock_row(sql::Connection* conn, std::string_view name, row_wait_kind wait,
+                    std::chrono::steady_clock::time_point deadline, std::string_view table);
+}  // namespace detail
+
+// Locks the row of `name` (in "<table>_rows", creating it on first use) in conn's current
+// transaction, waiting as long as needed; the lock lasts until conn commits or rolls back. Throws
+// invalid_argument for a bad name or table, a null conn, or autocommit on; schema_error when
+// migration 2 has not run on `table`; backend_error for a deadlock (the server rolled back the
+// whole transaction — retry it) or another server error; connection_error when the connection
+// broke.
+inline void lock_row(sql::Connection* conn, std::string_view name, std::string_view table = default_lock_table) {
+  detail::mysql_lock_row(conn, name, detail::row_wait_kind::block, {}, table);
+}
+
+// Like lock_row, but returns false at once (NOWAIT) when another transaction holds the row.
+inline bool try_lock_row(sql::Connection* conn, std::string_view name, std::string_view table = default_lock_table) {
+  return detail::mysql_lock_row(conn, name, detail::row_wait_kind::nowait, {}, table);
+}
+
+// Like lock_row, but returns false when the row is still held after `timeout`, rounded up to whole
+// seconds (innodb_lock_wait_timeout, set for the attempt and restored afterwards).
+template <class Rep, class Period>
+bool try_lock_row_for(sql::Connection* conn, std::string_view name, const std::chrono::duration<Rep, Period>& timeout,
+                      std::string_view table = default_lock_table) {
+  return detail::mysql_lock_row(
+      conn, name, detail::row_wait_kind::until,
+      std::chrono::steady_clock::now() + std::chrono::ceil<std::chrono::steady_clock::duration>(timeout), table);
+}
+
+}  // namespace sqllock

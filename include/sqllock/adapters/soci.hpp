@@ -1,0 +1,63 @@
+// sqllock/adapters/soci.hpp — sqllock inside an application's own SOCI transaction.
+//
+// Row locks (see sqllock/row_lock.hpp) that join the transaction open on a soci::session the
+// application owns (PostgreSQL or MySQL/MariaDB backends): the lock ends when the application
+// commits or rolls back, so the lock and the application's writes commit together.
+//
+//   soci::transaction tr(sql);
+//   sqllock::lock_row(sql, "account:42");         // waits; held until tr ends
+//   sql << "UPDATE accounts SET … WHERE id = :id", soci::use(42);
+//   tr.commit();                                  // releases the lock
+//
+// The session must be inside a transaction (soci::transaction, session::begin(), or autocommit
+// off on MySQL). Take the lock before the transaction's first read when it runs at REPEATABLE READ
+// (MySQL's default) or SERIALIZABLE: a snapshot taken before the lock cannot see the previous
+// holder's writes. A refused or timed-out attempt leaves the transaction usable (PostgreSQL: it
+// runs in a savepoint that is rolled back; MySQL rolls back only the refused statement, unless the
+// server runs with innodb_rollback_on_timeout). The sqlite3 backend has no row locks:
+// not_supported. Requires a sqllock built with the SOCI driver. Use the session from one thread at
+// a time, as SOCI requires.
+#pragma once
+
+#include <chrono>
+#include <string_view>
+
+#include <soci/session.h>
+
+#include "sqllock/row_lock.hpp"
+
+namespace sqllock {
+
+namespace detail {
+bool soci_lock_row(soci::session& session, std::string_view name, row_wait_kind wait,
+                   std::chrono::steady_clock::time_point deadline, std::string_view table);
+}  // namespace detail
+
+// Locks the row of `name` (in "<table>_rows", creating it on first use) in the session's current
+// transaction, waiting as long as needed; the lock lasts until that transaction ends. Throws
+// invalid_argument for a bad name or table, or when no transaction is open; not_supported for
+// backends other than postgresql and mysql; schema_error when migration 2 has not run on `table`;
+// backend_error for a deadlock (the message says what was rolled back; on MySQL that is the whole
+// transaction — retry it) or another server error; connection_error when the connection broke.
+inline void lock_row(soci::session& session, std::string_view name, std::string_view table = default_lock_table) {
+  detail::soci_lock_row(session, name, detail::row_wait_kind::block, {}, table);
+}
+
+// Like lock_row, but returns false at once (NOWAIT) when another transaction holds the row.
+inline bool try_lock_row(soci::session& session, std::string_view name,
+                         std::string_view table = default_lock_table) {
+  return detail::soci_lock_row(session, name, detail::row_wait_kind::nowait, {}, table);
+}
+
+// Like lock_row, but returns false when the row is still held after `timeout` (MySQL: rounded up
+// to whole seconds). The session's own lock wait setting is restored afterwards.
+template <class Rep, class Period>
+bool try_lock_row_for(soci::session& session, std::string_view name,
+                      const std::chrono::duration<Rep, Period>& timeout,
+                      std::string_view table = default_lock_table) {
+  return detail::soci_lock_row(
+      session, name, detail::row_wait_kind::until,
+      std::chrono::steady_clock::now() + std::chrono::ceil<std::chrono::steady_clock::duration>(timeout), table);
+}
+
+}  // namespace sqllock

@@ -1,0 +1,268 @@
+// sqllock/advisory_lock.hpp — PostgreSQL advisory locks (pg_advisory_*): fast locks that write
+// nothing to any table. PostgreSQL only; on MySQL/MariaDB use named_lock, on SQLite table_lock.
+//
+// Two scopes:
+//   * advisory_lock — a session-level lock, held until unlocked or until its session ends. While an
+//     owner holds one, one pooled connection is pinned for it (see session_lock_options.hpp).
+//   * with_advisory_xact_lock(db, key, fn) — a transaction-level lock: sqllock opens a transaction,
+//     takes pg_advisory_xact_lock, runs fn and commits (rolls back if fn throws). The lock ends
+//     with the transaction; there is nothing to unlock.
+//
+//   sqllock::database db("postgresql://app@db/app");
+//   sqllock::advisory_lock job(db, "nightly-report");
+//   if (std::unique_lock guard(job, std::try_to_lock); guard) run_report();
+//
+// PgBouncer (or any pooler) in *transaction* pooling mode: a session-level lock is taken on
+// whichever server connection ran that statement, and the pooler may hand the next statement —
+// including the unlock — to another one. The lock then strands on a pooled server connection
+// until the pooler recycles it (server_lifetime, an hour by default). Behind such a pooler use the
+// transaction scope (with_advisory_xact_lock, or sqllock/adapters/pqxx.hpp inside your own
+// transaction): a transaction stays on one server connection and the lock ends with it. Session
+// pooling and direct connections are fine for both scopes.
+//
+// Keys. PostgreSQL identifies an advisory lock by one 64-bit key or by two 32-bit keys; the two
+// key spaces never overlap. A name maps to a 64-bit key: the first 8 bytes of SHA-256 of the name's
+// UTF-8 bytes, read big-endian as a signed integer. The same key in SQL:
+//   ('x' || left(encode(sha256(convert_to(name, 'UTF8')), 'hex'), 16))::bit(64)::bigint
+// so other programs, psql and pg_locks (classid = high half, objid = low half, objsubid = 1) can
+// find it. Distinct names could in theory share a key (2^-64 per pair); names that must never
+// collide can use integer keys instead.
+//
+// Modes. Exclusive (lock/unlock) and shared (lock_shared/unlock_shared): shared holders coexist
+// and exclude exclusive ones. advisory_lock is TimedLockable and SharedTimedLockable, so
+// std::unique_lock, std::scoped_lock, std::lock_guard and std::shared_lock work.
+//
+// Re-entry follows PostgreSQL: requests of one session stack, and each level needs one unlock.
+// The owner (calling thread by default) has one session per database handle, so two
+// advisory_lock objects on the same key in one thread re-enter rather than deadlock. count() is
+// the number of levels the calling owner took through *this* object and has not released; more
+// unlocks than locks is an error (not_held), never a release of someone else's level.
+//
+// Timed waits use PostgreSQL's lock_timeout, set for the one waiting statement and reset after.
+// PostgreSQL may grant the lock in the instant the timeout fires and still report the timeout
+// (SQLSTATE 55P03); sqllock then checks pg_locks, so such a lock is reported as acquired, never
+// leaked. A statement_timeout that ends a wait early is handled the same way.
+//
+// Thread-safety: one object may be used from many threads; each thread is its own owner (unless
+// options.owner is set). Contention and timeouts return false; failures throw (sqllock/error.hpp).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "sqllock/database.hpp"
+#include "sqllock/session_lock_options.hpp"
+
+namespace sqllock {
+
+namespace detail {
+class session_lock;
+}
+
+// Which advisory lock: one 64-bit key, or a pair of 32-bit keys (a separate key space).
+class advisory_key {
+ public:
+  // The 64-bit key `key`.
+  explicit advisory_key(std::int64_t key) noexcept : value_(key), pair_(false) {}
+  // The two-integer key (first, second). Never equal to any 64-bit key.
+  advisory_key(std::int32_t first, std::int32_t second) noexcept
+      : value_(static_cast<std::int64_t>((static_cast<std::uint64_t>(static_cast<std::uint32_t>(first)) << 32) |
+                                         static_cast<std::uint32_t>(second))),
+        pair_(true) {}
+
+  // The 64-bit key of a name (see the header comment for the rule). Throws invalid_argument for
+  // an empty name, one over 255 bytes, invalid UTF-8 or an embedded NUL.
+  static advisory_key from_name(std::string_view name);
+
+  // True for a two-integer key.
+  bool is_pair() const noexcept { return pair_; }
+  // The 64-bit key; for a pair, both halves packed (first in the high half).
+  std::int64_t value() const noexcept { return value_; }
+  // The high and low halves; for a pair, the two keys.
+  std::int32_t first() const noexcept { return static_cast<std::int32_t>(static_cast<std::uint64_t>(value_) >> 32); }
+  std::int32_t second() const noexcept { return static_cast<std::int32_t>(static_cast<std::uint32_t>(value_)); }
+
+  // "123" or "(1, 2)", for messages.
+  std::string to_string() const;
+
+  friend bool operator==(const advisory_key&, const advisory_key&) = default;
+
+ private:
+  std::int64_t value_;
+  bool pair_;
+};
+
+using advisory_lock_options = session_lock_options;
+
+class advisory_lock {
+ public:
+  // The lock on the key of `name` (advisory_key::from_name), or on `key`. Nothing is sent yet.
+  // Throws not_supported unless db is PostgreSQL; invalid_argument for a bad name, an owner key
+  // over 128 bytes or a keepalive outside 10 ms–1 h.
+  advisory_lock(const database& db, std::string_view name, advisory_lock_options options = {});
+  advisory_lock(const database& db, advisory_key key, advisory_lock_options options = {});
+
+  // Releases whatever this object still holds (errors go to on_unlock_error).
+  ~advisory_lock();
+  advisory_lock(const advisory_lock&) = delete;
+  advisory_lock& operator=(const advisory_lock&) = delete;
+
+  // ---- exclusive
+  // Blocks until acquired. Throws connection_error (the session died; nothing is held),
+  // backend_error (e.g. SQLSTATE 40P01 when PostgreSQL picked this wait as a deadlock victim).
+  void lock();
+  // One attempt without waiting (pg_try_advisory_lock). False when another session holds it.
+  bool try_lock();
+  // Waits up to `timeout` (lock_timeout). False when it is still held elsewhere by then.
+  template <class Rep, class Period>
+  bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
+    return try_lock_until_steady(false, steady_deadline(timeout));
+  }
+  template <class Clock, class Duration>
+  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
+    return try_lock_until_steady(false, steady_deadline(deadline - Clock::now()));
+  }
+  // Releases one exclusive level of the calling owner. Never throws: failures go to
+  // options.on_unlock_error.
+  void unlock() noexcept;
+  // Like unlock(), but throws: not_held when the calling owner holds no exclusive level through
+  // this object, or when the session died (the server already freed the lock; work it guarded may
+  // have overlapped another holder's); connection_error / backend_error on failure.
+  void release();
+
+  // ---- shared: the same contracts for the shared mode
+  void lock_shared();
+  bool try_lock_shared();
+  template <class Rep, class Period>
+  bool try_lock_shared_for(const std::chrono::duration<Rep, Period>& timeout) {
+    return try_lock_until_steady(true, steady_deadline(timeout));
+  }
+  template <class Clock, class Duration>
+  bool try_lock_shared_until(const std::chrono::time_point<Clock, Duration>& deadline) {
+    return try_lock_until_steady(true, steady_deadline(deadline - Clock::now()));
+  }
+  void unlock_shared() noexcept;
+  void release_shared();
+
+  // ---- state of the calling owner's holds through this object
+  // True while it holds at least one exclusive (holds) / shared (holds_shared) level and the
+  // session is not known to be dead.
+  bool holds() const noexcept;
+  bool holds_shared() const noexcept;
+  // Levels taken through this object and not yet released (including those of a lost session).
+  std::int64_t count() const noexcept;
+  std::int64_t shared_count() const noexcept;
+  // Signalled when the session holding the calling owner's levels dies. Throws not_held when the
+  // calling owner holds nothing through this object.
+  std::stop_token lost_token() const;
+
+  const advisory_key& key() const noexcept;
+  // The name given to the constructor; empty when constructed from a key.
+  const std::string& name() const noexcept;
+
+ private:
+  template <class Duration>
+  static std::chrono::steady_clock::time_point steady_deadline(const Duration& timeout) {
+    return std::chrono::steady_clock::now() + std::chrono::ceil<std::chrono::steady_clock::duration>(timeout);
+  }
+  bool try_lock_until_steady(bool shared, std::chrono::steady_clock::time_point deadline);
+
+  advisory_key key_;
+  std::string name_;
+  std::unique_ptr<detail::session_lock> state_;
+};
+
+// ---- transaction scope
+
+// Exclusive (pg_advisory_xact_lock) or shared (pg_advisory_xact_lock_shared).
+enum class advisory_mode { exclusive, shared };
+
+struct advisory_xact_options {
+  advisory_mode mode = advisory_mode::exclusive;
+  // Ping period of the transaction's session while fn runs (see session_lock_options).
+  std::chrono::milliseconds keepalive = std::chrono::seconds(5);
+};
+
+namespace detail {
+// Opens a transaction on a pooled connection, takes the transaction-level advisory lock — waiting
+// forever (timeout nullopt), up to `timeout`, or not at all (zero) — runs body with a token that
+// is signalled if the session dies, and commits; rolls back and rethrows if body throws. Returns
+// false, without running body, when the lock was not acquired in time.
+bool run_with_advisory_xact_lock(const database& db, const advisory_key& key,
+                                 std::optional<std::chrono::milliseconds> timeout, const advisory_xact_options& options,
+                                 const std::function<void(std::stop_token)>& body);
+
+template <class F>
+decltype(auto) invoke_with_token(F& fn, std::stop_token token) {
+  if constexpr (std::is_invocable_v<F&, std::stop_token>)
+    return fn(std::move(token));
+  else
+    return fn();
+}
+
+template <class F>
+using xact_result_t = decltype(invoke_with_token(std::declval<F&>(), std::stop_token{}));
+
+// Runs fn under the lock and keeps its result: bool for void functions, std::optional<R> otherwise.
+template <class F>
+auto run_keeping_result(const database& db, const advisory_key& key, std::optional<std::chrono::milliseconds> timeout,
+                        const advisory_xact_options& options, F& fn) {
+  using R = xact_result_t<F>;
+  static_assert(!std::is_reference_v<R>, "fn must return a value (or void), not a reference");
+  if constexpr (std::is_void_v<R>) {
+    return run_with_advisory_xact_lock(db, key, timeout, options,
+                                       [&](std::stop_token token) { invoke_with_token(fn, std::move(token)); });
+  } else {
+    std::optional<R> out;
+    run_with_advisory_xact_lock(db, key, timeout, options,
+                                [&](std::stop_token token) { out.emplace(invoke_with_token(fn, std::move(token))); });
+    return out;
+  }
+}
+}  // namespace detail
+
+// Runs fn() — or fn(std::stop_token), signalled if the session dies meanwhile — inside a
+// sqllock-managed transaction that holds pg_advisory_xact_lock(key), waiting as long as needed;
+// commits when fn returns and rolls back when it throws (fn's exception propagates). Returns what
+// fn returns. fn cannot run SQL in that transaction (use sqllock/adapters/pqxx.hpp to lock inside
+// your own). Safe behind PgBouncer in transaction mode. Each call is its own transaction on its
+// own connection: calling it again inside fn for the same key waits for itself forever.
+// Throws not_supported unless PostgreSQL; connection_error / backend_error when the lock cannot be
+// taken; lock_lost when the session died while fn ran (fn has completed; the lock ended early,
+// so its work may have overlapped another holder's).
+template <class F>
+auto with_advisory_xact_lock(const database& db, const advisory_key& key, F&& fn, const advisory_xact_options& options = {})
+    -> detail::xact_result_t<F> {
+  [[maybe_unused]] auto result = detail::run_keeping_result(db, key, std::nullopt, options, fn);
+  if constexpr (!std::is_void_v<detail::xact_result_t<F>>) return std::move(*result);
+}
+template <class F>
+auto with_advisory_xact_lock(const database& db, std::string_view name, F&& fn, const advisory_xact_options& options = {})
+    -> detail::xact_result_t<F> {
+  return with_advisory_xact_lock(db, advisory_key::from_name(name), std::forward<F>(fn), options);
+}
+
+// Like with_advisory_xact_lock, but waits at most `timeout` (zero: pg_try_advisory_xact_lock, no
+// wait). Returns true (void fn) or fn's result when fn ran, false / std::nullopt when the lock
+// was still held elsewhere (fn did not run).
+template <class F>
+auto try_with_advisory_xact_lock(const database& db, const advisory_key& key, std::chrono::milliseconds timeout, F&& fn,
+                                 const advisory_xact_options& options = {}) {
+  return detail::run_keeping_result(db, key, std::max(timeout, std::chrono::milliseconds::zero()), options, fn);
+}
+template <class F>
+auto try_with_advisory_xact_lock(const database& db, std::string_view name, std::chrono::milliseconds timeout, F&& fn,
+                                 const advisory_xact_options& options = {}) {
+  return try_with_advisory_xact_lock(db, advisory_key::from_name(name), timeout, std::forward<F>(fn), options);
+}
+
+}  // namespace sqllock

@@ -1,0 +1,74 @@
+// sqllock/database.hpp — a handle to the database that stores the locks. Start here.
+//
+// A database is opened from a URI that picks both the SQL dialect and the client library:
+//
+//   postgresql://user:pass@host:5432/db     PostgreSQL through libpqxx
+//   mysql://user:pass@host:3306/db          MySQL 8 / MariaDB through MySQL Connector/C++
+//   mariadb://…                             the same as mysql://
+//   sqlite:///abs/path/locks.db             SQLite through SOCI (the embedded default)
+//   sqlite:relative/path/locks.db           SQLite, path relative to the working directory
+//   soci+postgresql://…, soci+mysql://…     PostgreSQL / MySQL through SOCI
+//
+// A handle is cheap to copy (copies share one connection pool) and safe to use from many
+// threads at once. It owns a small pool of connections: statement-sized operations borrow one
+// for a single statement, session-scoped locks pin one for as long as they are held.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace sqllock {
+
+namespace detail {
+class database_impl;
+struct database_access;
+}  // namespace detail
+
+// The SQL dialects sqllock speaks. MySQL covers MySQL 8 and MariaDB 10.6+.
+enum class dialect_kind { postgresql, mysql, sqlite };
+
+// Returns "postgresql", "mysql" or "sqlite".
+std::string_view to_string(dialect_kind kind) noexcept;
+
+// How a database handle behaves. Defaults suit most applications.
+struct database_options {
+  // Name of the lock table. Letters, digits and '_', starting with a letter or '_', at most 48
+  // characters (derived names such as "<table>_fence" must fit every dialect's identifier
+  // limit). Always quoted in SQL, so reserved words are allowed and case is preserved.
+  std::string table = "distributed_lock";
+
+  // Most idle connections kept for reuse. More may be open while many threads work at once.
+  std::size_t pool_size = 4;
+
+  // How long one connection attempt may take before connection_error is thrown.
+  std::chrono::milliseconds connect_timeout{5000};
+};
+
+class database {
+ public:
+  // Opens a handle and connects once to check that the database is reachable.
+  // Throws invalid_argument for a malformed URI or bad options, not_supported when the URI's
+  // driver was not built into this sqllock, connection_error when the server cannot be reached.
+  explicit database(std::string_view uri, database_options options = {});
+
+  // The dialect the URI selected.
+  dialect_kind dialect() const noexcept;
+
+  // The client library in use: "pqxx", "mysqlcppconn" or "soci".
+  std::string_view driver_name() const noexcept;
+
+  // The (unquoted) lock table name from the options.
+  const std::string& table() const noexcept;
+
+  // The URI with any password replaced by "***", for logs and error messages.
+  const std::string& display_uri() const noexcept;
+
+ private:
+  friend struct detail::database_access;
+  std::shared_ptr<detail::database_impl> impl_;
+};
+
+}  // namespace sqllock

@@ -1,0 +1,52 @@
+// sqllock/reaper.hpp — deleting lock rows whose lease ran out.
+//
+// A holder that dies leaves its row behind until another acquire of the same name takes it over.
+// Names that are never used again would stay forever; reap() deletes them. It is safe to run at
+// any time, from any number of processes at once (cron, a daemon, `sqllock reap`): it deletes
+// only rows whose lease expired by the database's clock, and never waits for a row another
+// transaction holds. The `sqllock-reaper` program runs it once (for cron) or periodically.
+//
+//   sqllock::database db("postgresql://ops@db/app");
+//   std::uint64_t gone = sqllock::reap(db, {.grace = std::chrono::minutes(5)});
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <stop_token>
+
+#include "sqllock/database.hpp"
+
+namespace sqllock {
+
+// Largest batch reap() accepts.
+inline constexpr std::size_t kMaxReapBatch = 100000;
+
+struct reap_options {
+  // Rows deleted per statement (per short transaction on MySQL), 1 to kMaxReapBatch. Bounds how
+  // long one statement runs and how many row locks it holds.
+  std::size_t batch_size = 1000;
+
+  // Only rows whose lease ended at least this long ago are deleted (0 to 365 days). A grace
+  // keeps expired rows visible to `sqllock status` for a while, e.g. to see who crashed.
+  std::chrono::milliseconds grace{0};
+
+  // Checked between batches: once stop is requested, reap() returns what it deleted so far.
+  std::stop_token stop{};
+};
+
+// Deletes every row of db.table() whose lease ended at least options.grace ago (expires_at <=
+// database now − grace; the same test acquire uses to take a row over), in batches, until a
+// batch finds fewer rows than batch_size. Rows locked by another transaction at that moment
+// (FOR UPDATE SKIP LOCKED on PostgreSQL, MySQL 8 and MariaDB 10.6+) are skipped for this pass,
+// never waited for; SQLite, which has one writer at a time, waits for the writer up to its busy
+// timeout. Each row's expiry is checked again as it is deleted, so a lease renewed concurrently
+// survives. Touches only the lock table (never the fencing-token sequence or counter, so tokens
+// keep increasing). Returns the number of rows deleted. Thread-safe; any number of reapers may
+// run at once, and each expired row is deleted by exactly one of them.
+// Throws invalid_argument for a batch_size or grace out of range, schema_error when the lock
+// table is missing, connection_error / backend_error when the database fails (rows deleted by
+// earlier batches stay deleted).
+std::uint64_t reap(const database& db, const reap_options& options = {});
+
+}  // namespace sqllock

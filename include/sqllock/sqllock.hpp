@@ -1,0 +1,22 @@
+// sqllock/sqllock.hpp — everything in one include. Prefer the single headers in larger builds:
+//   database.hpp  the handle to the lock database (start here)
+//   migrate.hpp   creating and upgrading the lock table
+//   error.hpp     the exceptions sqllock throws
+//   table_lock.hpp  a lease lock stored as a row (every database)
+//   advisory_lock.hpp  PostgreSQL advisory locks, session or transaction scope
+//   named_lock.hpp  MySQL/MariaDB GET_LOCK locks
+//   reaper.hpp    deleting expired lock rows
+//   status.hpp    listing held locks, forced release (operators)
+//   row_lock.hpp  a lock that lives as long as a transaction (PostgreSQL, MySQL); the adapters in
+//                 sqllock/adapters/ join an application's own transaction and are not included here
+#pragma once
+
+#include "sqllock/advisory_lock.hpp"
+#include "sqllock/database.hpp"
+#include "sqllock/error.hpp"
+#include "sqllock/migrate.hpp"
+#include "sqllock/named_lock.hpp"
+#include "sqllock/reaper.hpp"
+#include "sqllock/row_lock.hpp"
+#include "sqllock/status.hpp"
+#include "sqllock/table_lock.hpp"

@@ -1,0 +1,121 @@
+// sqllock/table_lock.hpp — a lease lock stored as a row in the lock table. Works on every
+// database, including SQLite.
+//
+// A table_lock names one resource ("nightly-report", "user:42"). Acquiring it inserts a row, or
+// re-enters it (the same owner again: the row's count goes up), or takes over a row whose lease
+// expired. The lease is renewed in the background while held; if it cannot be renewed before it
+// expires, the lock is *lost*: lost_token() is signalled, the on_lost callback runs and holds()
+// turns false. Every acquisition gets a fencing token (fence()) that strictly increases per
+// resource; pass it to the resource you protect so it can refuse writes from a stale holder.
+//
+//   sqllock::database db("postgresql://app@db/app");
+//   sqllock::table_lock job(db, "nightly-report");
+//   if (std::unique_lock guard(job, std::try_to_lock); guard) { run_report(job.fence()); }
+//
+// table_lock meets the TimedLockable requirements, so std::unique_lock, std::scoped_lock and
+// std::lock_guard work. The owner of an acquisition is (database handle, thread) by default, like
+// a recursive mutex that spans processes; table_lock_options::owner names an explicit owner so
+// async code can lock on one thread and unlock on another.
+//
+// Thread-safety: one table_lock object may be used by several threads; each thread is its own
+// owner. Contention and timeouts return false; failures throw (sqllock/error.hpp).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <string_view>
+
+#include "sqllock/database.hpp"
+
+namespace sqllock {
+
+namespace detail {
+class table_lock_state;
+}
+
+struct table_lock_options {
+  // Lease length: how long the lock survives its holder dying. Between 1 ms and 365 days.
+  std::chrono::milliseconds ttl = std::chrono::seconds(30);
+
+  // Renew the lease every ttl/3 while held. Off: the lock is held at most `ttl` after acquire
+  // (then it counts as lost) — for jobs that must not run longer than that.
+  bool auto_renew = true;
+
+  // Explicit owner key. Empty: the calling thread owns each acquisition. Set: every thread using
+  // this key is the same owner (re-entrant), and may unlock what another thread locked.
+  std::string owner;
+
+  // Called once, on sqllock's renewal thread, when a held lock is lost. Must not block for long
+  // and must not throw (exceptions are swallowed).
+  std::function<void()> on_lost;
+
+  // Called when unlock() (which must not throw) fails; receives the error. Default: one line on
+  // stderr. Use release() to get the exception instead.
+  std::function<void(const std::exception&)> on_unlock_error;
+};
+
+class table_lock {
+ public:
+  // Names the lock `name` in db's lock table. Nothing is sent to the database yet.
+  // Throws invalid_argument for an empty name, one over 255 bytes, invalid UTF-8, an embedded NUL,
+  // or a ttl outside 1 ms–365 days.
+  table_lock(const database& db, std::string_view name, table_lock_options options = {});
+
+  // Releases whatever this object still holds (errors go to on_unlock_error).
+  ~table_lock();
+
+  table_lock(const table_lock&) = delete;
+  table_lock& operator=(const table_lock&) = delete;
+
+  // Blocks until acquired. Throws connection_error / outcome_unknown / schema_error /
+  // backend_error on failure; never returns without the lock.
+  void lock();
+
+  // One attempt. Returns false when another owner holds a live lease.
+  bool try_lock();
+
+  // Retries with capped, jittered exponential backoff until acquired (true) or the deadline
+  // passes (false). Never sleeps past the deadline.
+  template <class Rep, class Period>
+  bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
+    return try_lock_until_steady(std::chrono::steady_clock::now() +
+                                 std::chrono::ceil<std::chrono::steady_clock::duration>(timeout));
+  }
+  template <class Clock, class Duration>
+  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
+    return try_lock_until_steady(std::chrono::steady_clock::now() +
+                                 std::chrono::ceil<std::chrono::steady_clock::duration>(deadline - Clock::now()));
+  }
+
+  // Releases one level of the calling owner's acquisitions. Never throws: a failure (not held,
+  // lost, database error) is passed to options.on_unlock_error.
+  void unlock() noexcept;
+
+  // Like unlock(), but throws: not_held when the calling owner holds nothing here (unlock without
+  // lock, or from a thread other than the one that locked), or when the lease was lost and taken
+  // over (the row is left to its new owner); connection_error / backend_error on failure.
+  void release();
+
+  // True while the calling owner holds the lock and its lease has not run out (by the local
+  // clock, conservatively).
+  bool holds() const noexcept;
+
+  // The fencing token of the calling owner's current hold. Throws not_held when not holding.
+  std::int64_t fence() const;
+
+  // Signalled when the calling owner's current hold is lost. Throws not_held when not holding.
+  std::stop_token lost_token() const;
+
+  // The lock's name.
+  const std::string& name() const noexcept;
+
+ private:
+  bool try_lock_until_steady(std::chrono::steady_clock::time_point deadline);
+  std::unique_ptr<detail::table_lock_state> state_;
+};
+
+}  // namespace sqllock

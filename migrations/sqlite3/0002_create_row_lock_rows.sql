@@ -1,0 +1,7 @@
+-- sqllock schema 2 for SQLite: nothing to do.
+--
+-- Schema 2 adds the table that row locks (SELECT … FOR UPDATE) lock on PostgreSQL and MySQL.
+-- SQLite locks whole databases, never rows, so sqllock offers no row locks on it
+-- (sqllock::supports_row_locks() is false) and needs no table. This file exists so that schema
+-- versions mean the same on every dialect.
+-- Append-only history: never edit this file after release; add a new numbered file instead.

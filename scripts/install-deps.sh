@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Installs what sqllock needs on Debian 12 (bookworm), as root. Idempotent: packages that are
+# already installed are left alone, and apt is not touched at all when nothing is missing.
+#
+#   scripts/install-deps.sh              build tools + client libraries + test servers
+#   scripts/install-deps.sh --no-servers build tools + client libraries only (enough for the demo)
+#   scripts/install-deps.sh --check      print what is missing; exit 1 if anything is
+#
+# SQLLOCK_DEPS_SERVERS=0 in the environment is the same as --no-servers.
+# The servers are installed but never started here: scripts/test-servers.sh runs private
+# instances in a temporary directory.
+set -euo pipefail
+
+with_servers=${SQLLOCK_DEPS_SERVERS:-1}
+check_only=0
+for arg in "$@"; do
+  case "$arg" in
+    --no-servers) with_servers=0 ;;
+    --check) check_only=1 ;;
+    -h | --help) sed -n '2,11p' "$0"; exit 0 ;;
+    *) echo "install-deps.sh: unknown argument '$arg'" >&2; exit 2 ;;
+  esac
+done
+
+# Compiler and build tools (pkgconf provides the pkg-config program CMake's FindPkgConfig uses).
+packages=(g++ make cmake pkgconf)
+# Client libraries of the three drivers. libboost-dev: Connector/C++ 1.1's headers include Boost
+# (it is a dependency of libmysqlcppconn-dev, named so the reason is visible). SOCI's backend
+# headers include libpq-fe.h, mysql.h and sqlite3.h, but libsoci-dev does not depend on their -dev
+# packages, hence libpq-dev, libmariadb-dev and libsqlite3-dev.
+packages+=(libpqxx-dev libpq-dev libmysqlcppconn-dev libboost-dev libsoci-dev libmariadb-dev
+  libsqlite3-dev)
+# Tests and benchmarks: Debian 12's libgtest-dev ships the compiled libraries and GTest's CMake
+# package; libgmock-dev adds GoogleMock. sqlite3 is the CLI the demo uses to show the table.
+packages+=(libgtest-dev libgmock-dev libbenchmark-dev sqlite3)
+if [[ "$with_servers" != 0 ]]; then
+  # Servers for the tests (postgresql-15 brings initdb/pg_ctl/psql under
+  # /usr/lib/postgresql/15/bin) and python3-yaml, which validates docker-compose.yml.
+  packages+=(postgresql-15 mariadb-server mariadb-client python3-yaml)
+fi
+
+# Prints the packages of "$@" that are not installed (one dpkg-query call for all of them).
+missing_of() {
+  local -A ok=()
+  local name status
+  while read -r name status; do
+    [[ "$status" == installed ]] && ok[$name]=1
+  done < <(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "$@" 2>/dev/null || true)
+  for name in "$@"; do
+    [[ -n "${ok[$name]:-}" ]] || echo "$name"
+  done
+}
+
+mapfile -t missing < <(missing_of "${packages[@]}")
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps.sh: all ${#packages[@]} packages are installed"
+  exit 0
+fi
+if ((check_only)); then
+  echo "install-deps.sh: missing: ${missing[*]}"
+  exit 1
+fi
+if ((EUID != 0)); then
+  echo "install-deps.sh: missing ${missing[*]}; run this script as root to install them" >&2
+  exit 1
+fi
+
+echo "install-deps.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+
+# Keep maintainer scripts from starting services (mariadb-server and postgresql-15 would try):
+# outside systemd, invoke-rc.d asks /usr/sbin/policy-rc.d, and exit 101 means "not allowed".
+# Our own policy file is removed again afterwards; an existing one is left as it is.
+policy=/usr/sbin/policy-rc.d
+if [[ ! -e "$policy" ]]; then
+  printf '#!/bin/sh\n# Temporary, from sqllock scripts/install-deps.sh\nexit 101\n' >"$policy"
+  chmod 755 "$policy"
+  trap 'rm -f "$policy"' EXIT
+fi
+
+apt_opts=(-y -q --no-install-recommends -o Dpkg::Options::=--force-confdef
+  -o Dpkg::Options::=--force-confold)
+# The package lists may be missing (fresh image) or stale (a version they name is gone).
+apt-get update -q
+apt-get install "${apt_opts[@]}" "${missing[@]}"
+
+mapfile -t still < <(missing_of "${packages[@]}")
+if ((${#still[@]})); then
+  echo "install-deps.sh: still missing after apt-get: ${still[*]}" >&2
+  exit 1
+fi
+echo "install-deps.sh: done"

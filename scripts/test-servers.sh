@@ -1,0 +1,496 @@
+#!/usr/bin/env bash
+# Private PostgreSQL 15 and MariaDB 10.11 servers for the tests, in a directory of their own.
+#
+#   test-servers.sh start DIR     start both (removing leftovers of an earlier run in DIR first)
+#   test-servers.sh stop DIR      stop what `start` started and remove DIR
+#   test-servers.sh status DIR    print which servers are running
+#   test-servers.sh {start,stop,restart,kill}-{pg,my} DIR
+#                                 fault injection for tests: stop / start / restart one server on
+#                                 the same port and data directory; kill = SIGKILL (a crash)
+#
+# `start` listens on 127.0.0.1 only, on free random ports, with Unix sockets inside DIR, creates
+# the database sqllock_test on both servers plus a MariaDB user for TCP, and writes DIR/env:
+# KEY=VALUE lines, the URIs tests connect to (SQLLOCK_TEST_PG_URI, SQLLOCK_TEST_MYSQL_URI) and
+# what a fault test needs to act on a server (SQLLOCK_TEST_SERVERS_SCRIPT, SQLLOCK_TEST_STATE_DIR,
+# data directories, ports, pid files, logs). A server whose SQLLOCK_TEST_*_URI is already set in
+# the environment (e.g. one from docker-compose.yml) is not started; its URI is copied to DIR/env.
+#
+# When a server's programs are missing, `start` fails if servers are required (CI or
+# SQLLOCK_TEST_REQUIRE_SERVERS set, as in tests/support/test_env.hpp) and otherwise warns and
+# leaves that URI out, so its tests skip. Run as root (PostgreSQL then runs as user postgres) or
+# as an ordinary user. SQLLOCK_TEST_KEEP_LOGS=1 makes `stop` keep DIR/*/*.log.
+set -euo pipefail
+
+script=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)/$(basename "${BASH_SOURCE[0]}")
+marker=.sqllock-test-servers  # in DIR: this script made DIR, so it may delete it
+
+die() { echo "test-servers.sh: $*" >&2; exit 1; }
+say() { echo "test-servers.sh: $*"; }
+now_ms() { local t; t=$(date +%s%N); echo $((t / 1000000)); }
+secs() { printf '%d.%02d' $(($1 / 1000)) $(($1 % 1000 / 10)); }  # milliseconds as seconds
+
+required() {
+  local v
+  for v in "${CI:-}" "${SQLLOCK_TEST_REQUIRE_SERVERS:-}"; do
+    [[ -n "$v" && "$v" != 0 && "$v" != false ]] && return 0
+  done
+  return 1
+}
+
+# PID is running. Daemons orphaned by this script are reaped late by PID 1 on some machines,
+# so a zombie (state Z) counts as exited.
+alive() {
+  local stat
+  [[ -n "$1" ]] && read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
+  stat=${stat##*) }
+  [[ "${stat%% *}" != Z ]]
+}
+# PID is alive and its command line mentions TEXT (guards against a reused PID).
+ours() { alive "$1" && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "$2"; }
+# Waits up to $2 seconds for PID $1 to exit.
+wait_exit() {
+  local i
+  for ((i = 0; i < $2 * 50; i++)); do alive "$1" || return 0; sleep 0.02; done
+  return 1
+}
+
+# A random TCP port in 20000..59999 that no socket of this machine uses (any state, IPv4 or 6).
+free_port() {
+  local used=" ${picked_ports:-} " local_addr p
+  while read -r _ local_addr _; do
+    [[ "$local_addr" == *:* ]] && used+="$((16#${local_addr##*:})) "
+  done < <(cat /proc/net/tcp /proc/net/tcp6 2>/dev/null)
+  while :; do
+    p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+    [[ "$used" == *" $p "* ]] || break
+  done
+  picked_ports="${picked_ports:-} $p"
+  echo "$p"
+}
+
+# PIDs of the living children of process $1.
+children_of() {
+  local f s state ppid
+  for f in /proc/[0-9]*/stat; do
+    read -r s 2>/dev/null <"$f" || continue
+    s=${s##*) }
+    read -r state ppid _ <<<"$s"
+    if [[ "$ppid" == "$1" && "$state" != Z ]]; then f=${f#/proc/}; echo "${f%/stat}"; fi
+  done
+}
+
+tail_logs() {
+  local f
+  for f in "$@"; do
+    [[ -s "$f" ]] || continue
+    echo "----- last lines of $f -----" >&2
+    tail -n 25 "$f" >&2
+  done
+}
+
+# ---------------------------------------------------------------- templates -------------------
+# A freshly initialised data directory is kept per user and server build, so that later starts
+# copy it (about 0.2 s) instead of running initdb / mariadb-install-db (1-2 s each, several
+# times that on a busy machine). SQLLOCK_TEST_TEMPLATES=0 turns this off. Bump init_format when
+# the initialisation options below change.
+init_format=1
+template_dir() {  # $1: pg|my, $2: text naming the server build; prints the template's path
+  [[ "${SQLLOCK_TEST_TEMPLATES:-1}" != 0 ]] || return 1
+  local root
+  root=${TMPDIR:-/tmp}/sqllock-test-templates-$(id -u)
+  [[ -d "$root" ]] || mkdir -m 700 "$root" 2>/dev/null || return 1
+  [[ -O "$root" && ! -L "$root" ]] || return 1  # never use another user's directory
+  echo "$root/$1-$(cksum <<<"$init_format $2" | cut -d ' ' -f 1)"
+}
+save_template() {  # $1: template path, $2: the data directory to keep
+  local tmp
+  tmp=$(mktemp -d "${1%/*}/.new.XXXXXX") || return 0
+  # Complete copies only, renamed into place at once; when another start won the race, drop ours.
+  if cp -a "$2" "$tmp/data" && touch "$tmp/complete" && mv -T "$tmp" "$1" 2>/dev/null; then
+    return 0
+  fi
+  rm -rf "$tmp"
+}
+
+# ---------------------------------------------------------------- PostgreSQL ------------------
+pg_bin() {
+  local d dirs=(/usr/lib/postgresql/15/bin /usr/lib/postgresql/*/bin)
+  [[ -n "${SQLLOCK_TEST_PG_BIN:-}" ]] && dirs=("$SQLLOCK_TEST_PG_BIN")
+  for d in "${dirs[@]}"; do
+    [[ -x "$d/initdb" && -x "$d/pg_ctl" && -x "$d/psql" ]] && { echo "$d"; return; }
+  done
+  return 1
+}
+# PostgreSQL refuses to run as root.
+as_pg() { if ((EUID == 0)); then runuser -u postgres -- "$@"; else "$@"; fi; }
+pg_pid() { head -n 1 "$PG_DATA/postmaster.pid" 2>/dev/null || true; }
+
+pg_write_conf() {
+  cat >"$PG_DATA/sqllock.conf" <<EOF
+# Written by scripts/test-servers.sh.
+listen_addresses = '127.0.0.1'
+port = $PG_PORT
+unix_socket_directories = '$PG_SOCKET_DIR'
+# Test data: fsync off survives a server crash (the kernel keeps the writes), not a machine crash.
+fsync = off
+max_connections = 200
+EOF
+}
+
+pg_launch() {
+  # After a kill the dead postmaster may linger as a zombie, which PostgreSQL would take for a
+  # running server holding its lock files.
+  if ! alive "$(pg_pid)"; then rm -f "$PG_DATA/postmaster.pid" "$PG_SOCKET_DIR"/.s.PGSQL.*.lock; fi
+  as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$PG_LOG" -w -t 60 -s start >>"$PG_HOME/pg_ctl.log" 2>&1
+}
+
+pg_halt() {  # $1: fast (clean stop) or kill (SIGKILL to every server process: a crash)
+  local pid
+  pid=$(pg_pid)
+  ours "$pid" "$PG_DATA" || return 0
+  if [[ "$1" == fast ]]; then
+    as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -m fast -w -t 30 -s stop >>"$PG_HOME/pg_ctl.log" 2>&1 || true
+  fi
+  if alive "$pid"; then
+    # Every server process is a child of the postmaster (each in a session of its own). Killing
+    # them all at once is a crash; a restart then recovers from the WAL.
+    local child children
+    mapfile -t children < <(children_of "$pid")
+    kill -KILL "$pid" "${children[@]}" 2>/dev/null || true
+    for child in "${children[@]}"; do wait_exit "$child" 30 || true; done
+  fi
+  wait_exit "$pid" 30 || die "PostgreSQL (pid $pid) did not exit"
+}
+
+# Creates and starts the server. Runs in the background during `start`; output goes to a log.
+pg_setup() {
+  local attempt t0 tpl
+  t0=$(now_ms)
+  mkdir -p "$PG_HOME"
+  ((EUID == 0)) && chown postgres:postgres "$PG_HOME"
+  tpl=$(template_dir pg "$PG_BIN $("$PG_BIN/postgres" --version)") || tpl=
+  if [[ -n "$tpl" && -f "$tpl/complete" ]] && cp -a "$tpl/data" "$PG_DATA"; then
+    echo "PostgreSQL: data directory copied from $tpl in $(secs $(($(now_ms) - t0))) s"
+  else
+    rm -rf "$PG_DATA"
+    as_pg "$PG_BIN/initdb" -D "$PG_DATA" -U postgres -A trust -E UTF8 --locale=C.UTF-8 --no-sync \
+      >"$PG_HOME/initdb.log" 2>&1 || { tail_logs "$PG_HOME/initdb.log"; return 1; }
+    echo "include 'sqllock.conf'" >>"$PG_DATA/postgresql.conf"
+    echo "PostgreSQL: initdb $(secs $(($(now_ms) - t0))) s"
+    if [[ -n "$tpl" ]]; then save_template "$tpl" "$PG_DATA"; fi
+  fi
+  # Another program may take the chosen port before the server binds it: try a new one.
+  for attempt in 1 2 3; do
+    ((attempt == 1)) || PG_PORT=$(free_port)
+    pg_write_conf
+    pg_launch && break
+    ((attempt < 3)) || { tail_logs "$PG_HOME/pg_ctl.log" "$PG_LOG"; return 1; }
+  done
+  "$PG_BIN/psql" -h "$PG_SOCKET_DIR" -p "$PG_PORT" -U postgres -d postgres -Xq -v ON_ERROR_STOP=1 \
+    -c "CREATE DATABASE sqllock_test" || { tail_logs "$PG_LOG"; return 1; }
+  echo "PostgreSQL: ready after $(secs $(($(now_ms) - t0))) s"
+  cat >"$DIR/pg.env" <<EOF
+SQLLOCK_TEST_PG_URI=postgresql://postgres@127.0.0.1:$PG_PORT/sqllock_test
+SQLLOCK_TEST_PG_BIN=$PG_BIN
+SQLLOCK_TEST_PG_PORT=$PG_PORT
+SQLLOCK_TEST_PG_DATA=$PG_DATA
+SQLLOCK_TEST_PG_SOCKET_DIR=$PG_SOCKET_DIR
+SQLLOCK_TEST_PG_PIDFILE=$PG_DATA/postmaster.pid
+SQLLOCK_TEST_PG_LOG=$PG_LOG
+EOF
+}
+
+# ---------------------------------------------------------------- MariaDB ---------------------
+my_prog() {  # the path of a MariaDB program ($1), also when /usr/sbin is not on PATH
+  command -v "$1" 2>/dev/null || { [[ -x "/usr/sbin/$1" ]] && echo "/usr/sbin/$1"; } || return 1
+}
+my_pid() { cat "$MY_PIDFILE" 2>/dev/null || true; }
+
+my_write_conf() {
+  local os_user
+  os_user=$(id -un)
+  cat >"$MY_CNF" <<EOF
+# Written by scripts/test-servers.sh; used with --defaults-file by the server and the clients.
+[mysqld]
+$( ((EUID == 0)) && echo "user = root")
+datadir = $MY_DATA
+socket = $MY_SOCKET
+port = $MY_PORT
+bind-address = 127.0.0.1
+pid-file = $MY_PIDFILE
+log-error = $MY_LOG
+# As Debian's packaged server and MySQL 8 (MariaDB's own default is latin1).
+character-set-server = utf8mb4
+collation-server = utf8mb4_general_ci
+skip-name-resolve
+max-connections = 300
+innodb-buffer-pool-size = 64M
+innodb-log-file-size = 32M
+# Test data: these survive a server crash, not a machine crash.
+innodb-flush-log-at-trx-commit = 2
+innodb-doublewrite = 0
+[client]
+socket = $MY_SOCKET
+# The administrator: root@localhost authenticates by the Unix socket owner (unix_socket plugin).
+user = $os_user
+EOF
+}
+
+my_launch() {
+  local pid t
+  rm -f "$MY_PIDFILE"
+  # setsid: its own session, so signals meant for the caller (a ctest time-out) do not reach it.
+  setsid "$MARIADBD" --defaults-file="$MY_CNF" </dev/null >>"$MY_HOME/mariadbd.out" 2>&1 &
+  pid=$!
+  for ((t = 0; t < 3000; t++)); do  # up to 60 s
+    alive "$pid" || return 1
+    "$MARIADB_ADMIN" --defaults-file="$MY_CNF" --connect-timeout=2 ping >/dev/null 2>&1 && return 0
+    sleep 0.02
+  done
+  kill -KILL "$pid" 2>/dev/null || true
+  return 1
+}
+
+my_halt() {  # $1: fast (clean shutdown) or kill (SIGKILL: a crash)
+  local pid
+  pid=$(my_pid)
+  ours "$pid" "$MY_CNF" || return 0
+  if [[ "$1" == fast ]]; then
+    kill -TERM "$pid" 2>/dev/null || true
+    wait_exit "$pid" 30 && return 0
+  fi
+  kill -KILL "$pid" 2>/dev/null || true
+  wait_exit "$pid" 30 || die "MariaDB (pid $pid) did not exit"
+}
+
+my_setup() {
+  local attempt password t0 tpl
+  t0=$(now_ms)
+  mkdir -p "$MY_HOME"
+  my_write_conf
+  tpl=$(template_dir my "$MARIADBD $("$MARIADBD" --version)") || tpl=
+  if [[ -n "$tpl" && -f "$tpl/complete" ]] && cp -a "$tpl/data" "$MY_DATA"; then
+    echo "MariaDB: data directory copied from $tpl in $(secs $(($(now_ms) - t0))) s"
+  else
+    rm -rf "$MY_DATA"
+    "$MARIADB_INSTALL_DB" --defaults-file="$MY_CNF" --auth-root-authentication-method=socket \
+      --skip-test-db >"$MY_HOME/install.log" 2>&1 || { tail_logs "$MY_HOME/install.log"; return 1; }
+    echo "MariaDB: install-db $(secs $(($(now_ms) - t0))) s"
+    if [[ -n "$tpl" ]]; then save_template "$tpl" "$MY_DATA"; fi
+  fi
+  for attempt in 1 2 3; do
+    if ((attempt > 1)); then MY_PORT=$(free_port); my_write_conf; fi
+    my_launch && break
+    ((attempt < 3)) || { tail_logs "$MY_HOME/mariadbd.out" "$MY_LOG"; return 1; }
+  done
+  password=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+  # ALL on *.*: tests may create further databases and KILL other sessions (fault tests).
+  "$MARIADB" --defaults-file="$MY_CNF" -e "
+    CREATE DATABASE sqllock_test;
+    CREATE USER 'sqllock'@'%' IDENTIFIED BY '$password';
+    CREATE USER 'sqllock'@'localhost' IDENTIFIED BY '$password';
+    GRANT ALL ON *.* TO 'sqllock'@'%';
+    GRANT ALL ON *.* TO 'sqllock'@'localhost';" || { tail_logs "$MY_LOG"; return 1; }
+  echo "MariaDB: ready after $(secs $(($(now_ms) - t0))) s"
+  cat >"$DIR/my.env" <<EOF
+SQLLOCK_TEST_MYSQL_URI=mysql://sqllock:$password@127.0.0.1:$MY_PORT/sqllock_test
+SQLLOCK_TEST_MY_PORT=$MY_PORT
+SQLLOCK_TEST_MY_USER=sqllock
+SQLLOCK_TEST_MY_PASSWORD=$password
+SQLLOCK_TEST_MY_DATA=$MY_DATA
+SQLLOCK_TEST_MY_SOCKET=$MY_SOCKET
+SQLLOCK_TEST_MY_PIDFILE=$MY_PIDFILE
+SQLLOCK_TEST_MY_CNF=$MY_CNF
+SQLLOCK_TEST_MY_LOG=$MY_LOG
+EOF
+}
+
+# ---------------------------------------------------------------- state -----------------------
+# Sets DIR (absolute) from $1, creating it.
+set_dir() {
+  [[ -n "${1:-}" ]] || die "missing DIR"
+  [[ "$1" != *[[:space:]]* ]] || die "DIR must not contain white space: '$1'"
+  mkdir -p "$1"
+  DIR=$(cd "$1" && pwd -P)
+}
+
+# Paths of both servers under BASE: DIR, or a directory in /tmp when DIR is too deep for a Unix
+# socket path (108 bytes) or when the postgres user cannot reach DIR (e.g. under /root).
+set_paths() {
+  BASE=$1
+  PG_HOME=$BASE/pg; PG_DATA=$PG_HOME/data; PG_SOCKET_DIR=$PG_HOME; PG_LOG=$PG_HOME/server.log
+  MY_HOME=$BASE/my; MY_DATA=$MY_HOME/data; MY_SOCKET=$MY_HOME/mysqld.sock
+  MY_PIDFILE=$MY_HOME/mysqld.pid; MY_LOG=$MY_HOME/error.log; MY_CNF=$MY_HOME/my.cnf
+}
+
+# Loads the paths of an existing DIR (written by `start`); false when DIR holds no servers.
+load_state() {
+  [[ -f "$DIR/$marker" && -f "$DIR/state" ]] || return 1
+  # shellcheck disable=SC1091
+  source "$DIR/state"
+  set_paths "$BASE"
+  PG_BIN=${STATE_PG_BIN:-}
+  MARIADBD=${STATE_MARIADBD:-}
+  MARIADB_ADMIN=${STATE_MARIADB_ADMIN:-}
+  PG_PORT=$(sed -n 's/^SQLLOCK_TEST_PG_PORT=//p' "$DIR/pg.env" 2>/dev/null || true)
+  MY_PORT=$(sed -n 's/^SQLLOCK_TEST_MY_PORT=//p' "$DIR/my.env" 2>/dev/null || true)
+}
+
+# Stops whatever a (possibly killed) earlier `start` left in DIR and deletes it.
+clean_dir() {
+  if load_state; then
+    [[ -n "$PG_BIN" ]] && pg_halt fast
+    [[ -n "$MARIADBD" ]] && my_halt fast
+    [[ "$BASE" != "$DIR" && "$BASE" == /tmp/sqllock-test.* ]] && rm -rf "$BASE"
+  fi
+  if [[ -f "$DIR/$marker" ]]; then
+    find "$DIR" -mindepth 1 -delete
+  elif [[ -n "$(ls -A "$DIR")" ]]; then
+    die "$DIR is not empty and was not made by this script; not touching it"
+  fi
+}
+
+# ---------------------------------------------------------------- commands --------------------
+cmd_start() {
+  local t0 want_pg=1 want_my=1 pg_rc=0 my_rc=0 pg_job my_job
+  set_dir "$1"
+  clean_dir
+  touch "$DIR/$marker"
+  t0=$(now_ms)
+  : >"$DIR/env"
+  if [[ -n "${SQLLOCK_TEST_PG_URI:-}" ]]; then
+    want_pg=0
+    echo "SQLLOCK_TEST_PG_URI=$SQLLOCK_TEST_PG_URI" >>"$DIR/env"
+    say "PostgreSQL: using SQLLOCK_TEST_PG_URI from the environment"
+  fi
+  if [[ -n "${SQLLOCK_TEST_MYSQL_URI:-}" ]]; then
+    want_my=0
+    echo "SQLLOCK_TEST_MYSQL_URI=$SQLLOCK_TEST_MYSQL_URI" >>"$DIR/env"
+    say "MariaDB: using SQLLOCK_TEST_MYSQL_URI from the environment"
+  fi
+
+  PG_BIN=; MARIADBD=; MARIADB_ADMIN=; MARIADB=; MARIADB_INSTALL_DB=
+  if ((want_pg)) && ! PG_BIN=$(pg_bin); then
+    want_pg=0; PG_BIN=
+    required && die "PostgreSQL 15 is not installed (run scripts/install-deps.sh)"
+    say "warning: PostgreSQL is not installed; its tests will be skipped"
+  fi
+  if ((want_my)) && ! { MARIADBD=$(my_prog mariadbd) && MARIADB_ADMIN=$(my_prog mariadb-admin) &&
+    MARIADB=$(my_prog mariadb) && MARIADB_INSTALL_DB=$(my_prog mariadb-install-db); }; then
+    want_my=0; MARIADBD=
+    required && die "MariaDB server/client are not installed (run scripts/install-deps.sh)"
+    say "warning: MariaDB is not installed; its tests will be skipped"
+  fi
+
+  chmod 755 "$DIR"  # the postgres user must be able to traverse it
+  local base=$DIR
+  if ((${#DIR} > 80)) || { ((EUID == 0 && want_pg)) && ! runuser -u postgres -- test -x "$DIR"; }; then
+    base=$(mktemp -d /tmp/sqllock-test.XXXXXX)
+    chmod 755 "$base"
+  fi
+  set_paths "$base"
+  cat >"$DIR/state" <<EOF
+BASE=$BASE
+STATE_PG_BIN=$PG_BIN
+STATE_MARIADBD=$MARIADBD
+STATE_MARIADB_ADMIN=$MARIADB_ADMIN
+EOF
+
+  PG_PORT=$(free_port); MY_PORT=$(free_port)
+  # Both servers initialise and start at the same time (about 1.5 s instead of 3 s).
+  if ((want_pg)); then pg_setup >"$DIR/pg-setup.log" 2>&1 & pg_job=$!; fi
+  if ((want_my)); then my_setup >"$DIR/my-setup.log" 2>&1 & my_job=$!; fi
+  if ((want_pg)); then wait "$pg_job" || pg_rc=$?; fi
+  if ((want_my)); then wait "$my_job" || my_rc=$?; fi
+  if ((pg_rc || my_rc)); then
+    ((pg_rc)) && { echo "PostgreSQL failed to start:" >&2; cat "$DIR/pg-setup.log" >&2; }
+    ((my_rc)) && { echo "MariaDB failed to start:" >&2; cat "$DIR/my-setup.log" >&2; }
+    [[ -n "$PG_BIN" ]] && pg_halt fast
+    [[ -n "$MARIADBD" ]] && my_halt fast
+    die "start failed; logs are in $BASE"
+  fi
+
+  if ((want_pg || want_my)); then
+    {
+      echo "SQLLOCK_TEST_SERVERS_SCRIPT=$script"
+      echo "SQLLOCK_TEST_STATE_DIR=$DIR"
+      if ((want_pg)); then cat "$DIR/pg.env"; fi
+      if ((want_my)); then cat "$DIR/my.env"; fi
+    } >>"$DIR/env"
+  fi
+  cat "$DIR"/*-setup.log 2>/dev/null || true
+  ((want_pg)) && say "PostgreSQL running on 127.0.0.1:$PG_PORT (data $PG_DATA)"
+  ((want_my)) && say "MariaDB running on 127.0.0.1:$MY_PORT (data $MY_DATA)"
+  say "ready in $(secs $(($(now_ms) - t0))) s; settings in $DIR/env"
+}
+
+cmd_stop() {
+  [[ -n "${1:-}" ]] || die "missing DIR"
+  [[ -d "$1" ]] || { say "nothing to stop in $1"; return 0; }
+  DIR=$(cd "$1" && pwd -P)
+  [[ -f "$DIR/$marker" ]] || die "$DIR was not made by this script; not touching it"
+  if [[ "${SQLLOCK_TEST_KEEP_LOGS:-0}" != 0 ]] && load_state; then
+    [[ -n "$PG_BIN" ]] && pg_halt fast
+    [[ -n "$MARIADBD" ]] && my_halt fast
+    local logs
+    logs=$DIR/logs-$(date +%Y%m%d-%H%M%S)
+    mkdir -p "$logs"
+    cp "$PG_LOG" "$MY_LOG" "$logs/" 2>/dev/null || true
+    mv "$logs" "${TMPDIR:-/tmp}/" && say "kept logs in ${TMPDIR:-/tmp}/${logs##*/}"
+  fi
+  clean_dir
+  rmdir "$DIR" 2>/dev/null || true
+  say "stopped; removed $DIR"
+}
+
+cmd_status() {
+  [[ -d "${1:-}" ]] || die "no directory '${1:-}'"
+  set_dir "$1"
+  load_state || { say "no servers in $DIR"; return 1; }
+  if [[ -n "$PG_BIN" ]]; then
+    if ours "$(pg_pid)" "$PG_DATA"; then say "PostgreSQL: running (pid $(pg_pid), port $PG_PORT)"
+    else say "PostgreSQL: stopped"; fi
+  fi
+  if [[ -n "$MARIADBD" ]]; then
+    if ours "$(my_pid)" "$MY_CNF"; then say "MariaDB: running (pid $(my_pid), port $MY_PORT)"
+    else say "MariaDB: stopped"; fi
+  fi
+}
+
+# Fault injection on one server of a running set: $1 = start|stop|restart|kill, $2 = pg|my.
+cmd_fault() {
+  local action=$1 server=$2
+  [[ -d "$3" ]] || die "no directory '$3' (run start first)"
+  set_dir "$3"
+  load_state || die "no servers in $DIR (run start first)"
+  if [[ "$server" == pg ]]; then
+    [[ -n "$PG_BIN" ]] || die "PostgreSQL was not started by this script"
+    case "$action" in
+      stop) pg_halt fast ;;
+      kill) pg_halt kill ;;
+      restart) pg_halt fast ;;
+    esac
+    if [[ "$action" == start || "$action" == restart ]]; then
+      ours "$(pg_pid)" "$PG_DATA" || pg_launch || { tail_logs "$PG_LOG"; die "PostgreSQL did not start"; }
+    fi
+  else
+    [[ -n "$MARIADBD" ]] || die "MariaDB was not started by this script"
+    case "$action" in
+      stop) my_halt fast ;;
+      kill) my_halt kill ;;
+      restart) my_halt fast ;;
+    esac
+    if [[ "$action" == start || "$action" == restart ]]; then
+      ours "$(my_pid)" "$MY_CNF" || my_launch || { tail_logs "$MY_LOG"; die "MariaDB did not start"; }
+    fi
+  fi
+}
+
+case "${1:-}" in
+  start) cmd_start "${2:-}" ;;
+  stop) cmd_stop "${2:-}" ;;
+  status) cmd_status "${2:-}" ;;
+  start-pg | stop-pg | restart-pg | kill-pg | start-my | stop-my | restart-my | kill-my)
+    cmd_fault "${1%-*}" "${1##*-}" "${2:-}" ;;
+  *) sed -n '2,22p' "$0" >&2; exit 2 ;;
+esac

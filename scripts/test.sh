@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The full check (README command 2; CI runs it through .ci/run). Needs root on Debian 12 for
+# install-deps.sh the first time. Steps:
+#   1. scripts/install-deps.sh (compiler, client libraries, GoogleTest, PostgreSQL, MariaDB)
+#   2. configure + build + ctest in build/ (SQLLOCK_BUILD_DIR); the ctest fixture starts private
+#      PostgreSQL and MariaDB servers, and tests needing a missing server fail (not skip)
+#   3. the same with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/
+#      (SQLLOCK_ASAN_BUILD_DIR; SQLLOCK_TEST_ASAN=0 leaves this out for a quicker local run)
+# Both ctest runs include consumer.find_package (installs the build and compiles tests/consumer
+# against it) and compose.config (checks docker-compose.yml). CTEST_PARALLEL_LEVEL=N runs tests
+# in parallel. Exits non-zero when any step fails; the last line sums up all tests run.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+build=${SQLLOCK_BUILD_DIR:-build}
+asan_build=${SQLLOCK_ASAN_BUILD_DIR:-build-asan}
+jobs=$(nproc)
+export SQLLOCK_TEST_REQUIRE_SERVERS=1
+
+failures=()
+passed=0 failed=0 skipped=0
+times=()
+step() { printf '\n==== %s\n' "$*"; }
+
+# Adds the counts of a ctest log to the totals; false when the log has no summary line.
+count() {
+  local summary total bad skip
+  summary=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$1" | tail -n 1)
+  [[ -n "$summary" ]] || return 1
+  total=${summary##* out of }
+  bad=$(sed -E 's/.* ([0-9]+) tests? failed.*/\1/' <<<"$summary")
+  skip=$(grep -cE '^[[:space:]]+[0-9]+ - .*\(Skipped\)$' "$1" || true)
+  passed=$((passed + total - bad - skip))
+  failed=$((failed + bad))
+  skipped=$((skipped + skip))
+}
+
+# suite NAME DIR CMAKE_ARGS...: configure, build and test one build tree.
+suite() {
+  local name=$1 dir=$2 t0=$SECONDS rc=0
+  shift 2
+  step "$name: configure ($dir)"
+  if ! cmake -S . -B "$dir" -DSQLLOCK_BUILD_TESTS=ON "$@"; then
+    failures+=("$name: configure"); failed=$((failed + 1)); return
+  fi
+  step "$name: build (-j$jobs)"
+  if ! cmake --build "$dir" -j "$jobs"; then
+    failures+=("$name: build"); failed=$((failed + 1)); return
+  fi
+  step "$name: ctest"
+  ctest --test-dir "$dir" --output-on-failure --no-tests=error 2>&1 | tee "$dir/ctest.log" || rc=$?
+  if ! count "$dir/ctest.log"; then
+    failures+=("$name: ctest printed no summary"); failed=$((failed + 1))
+  elif ((rc != 0)); then
+    failures+=("$name: ctest")
+  fi
+  times+=("$name: $((SECONDS - t0)) s")
+}
+
+step "install dependencies"
+./scripts/install-deps.sh
+
+suite default "$build"
+
+if [[ "${SQLLOCK_TEST_ASAN:-1}" != 0 ]]; then
+  # Leak checking on; a program stops at the first error of either sanitizer. Debug: the sanitizers
+  # check the same either way and an unoptimised build compiles faster. scripts/lsan.supp lists
+  # leaks inside Debian's client libraries (with reasons), never sqllock's.
+  export ASAN_OPTIONS=detect_leaks=1:check_initialization_order=1:detect_stack_use_after_return=1
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  if [[ -f scripts/lsan.supp ]]; then
+    LSAN_OPTIONS=suppressions=$(pwd -P)/scripts/lsan.supp:print_suppressions=0
+    export LSAN_OPTIONS
+  fi
+  suite sanitizers "$asan_build" -DSQLLOCK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+  unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
+fi
+
+step "summary"
+printf '%s\n' "${times[@]}"
+if ((${#failures[@]})); then
+  printf 'FAILED: %s\n' "${failures[@]}"
+fi
+echo "total: $passed passed, $failed failed, $skipped skipped"
+((${#failures[@]} == 0))

@@ -1,0 +1,179 @@
+#include "core/admin_store.hpp"
+
+#include <charconv>
+
+#include "dialect/dialect.hpp"
+#include "sqllock/error.hpp"
+
+namespace sqllock::detail {
+namespace {
+
+std::int64_t to_int64(const field& f, const char* what) {
+  std::int64_t v = 0;
+  if (!f || std::from_chars(f->data(), f->data() + f->size(), v).ec != std::errc())
+    throw backend_error(std::string("lock table returned a malformed ") + what + ": '" + f.value_or("NULL") + "'",
+                        "", 0);
+  return v;
+}
+
+// A row of kLockColumns (see admin_sql.hpp).
+lock_info to_lock_info(const row& r) {
+  if (r.size() < kLockColumns)
+    throw backend_error("lock table status returned " + std::to_string(r.size()) + " columns", "", 0);
+  lock_info l;
+  l.resource = r[0].value_or("");
+  l.owner = r[1].value_or("");
+  l.holder_host = r[2].value_or("");
+  l.holder_pid = to_int64(r[3], "holder_pid");
+  l.holder_thread = r[4].value_or("");
+  l.count = to_int64(r[5], "count");
+  l.fence = to_int64(r[6], "fence");
+  l.acquired_at = r[7].value_or("");
+  l.expires_in = std::chrono::milliseconds(to_int64(r[8], "expires_in"));
+  l.expired = to_int64(r[9], "expired") != 0;
+  return l;
+}
+
+std::vector<lock_info> to_lock_infos(const result& res) {
+  std::vector<lock_info> out;
+  out.reserve(res.rows.size());
+  for (const auto& r : res.rows) out.push_back(to_lock_info(r));
+  return out;
+}
+
+// BEGIN … COMMIT on one connection; rolled back when destroyed before commit().
+class transaction {
+ public:
+  transaction(connection& conn, const admin_sql& sql) : conn_(conn), sql_(sql) { conn_.exec_direct(sql_.begin); }
+  ~transaction() {
+    if (done_ || conn_.broken()) return;  // a broken connection's transaction dies with it
+    try {
+      conn_.exec_direct(sql_.rollback);
+    } catch (...) {  // the error that got us here is the one worth reporting
+    }
+  }
+  transaction(const transaction&) = delete;
+  transaction& operator=(const transaction&) = delete;
+  void commit() {
+    conn_.exec_direct(sql_.commit);
+    done_ = true;
+  }
+
+ private:
+  connection& conn_;
+  const admin_sql& sql_;
+  bool done_ = false;
+};
+
+[[noreturn]] void rethrow_as_unknown(const connection_error& e) {
+  throw outcome_unknown(std::string(e.what()) +
+                        " (the connection broke during a forced release; whether the row was deleted is "
+                        "unknown: check with `sqllock status --lock NAME`)");
+}
+
+}  // namespace
+
+result admin_store::run(const std::string& sql, std::span<const value> params) {
+  try {
+    return conn_.exec(sql, params);
+  } catch (const backend_error& e) {
+    if (classify(sql_.kind, e) == error_kind::undefined_table)
+      throw schema_error(std::string(e.what()) + " (the lock table is missing: run `sqllock migrate`)");
+    throw;
+  }
+}
+
+result admin_store::run_direct(const std::string& sql) {
+  try {
+    return conn_.exec_direct(sql);
+  } catch (const backend_error& e) {
+    if (classify(sql_.kind, e) == error_kind::undefined_table)
+      throw schema_error(std::string(e.what()) + " (the lock table is missing: run `sqllock migrate`)");
+    throw;
+  }
+}
+
+reap_batch_result admin_store::reap_batch(std::size_t batch, std::chrono::milliseconds grace) {
+  const auto limit = static_cast<std::int64_t>(batch);
+  if (!sql_.reap_in_transaction) {
+    const value params[] = {limit, std::int64_t{grace.count()}};
+    const std::uint64_t n = run(sql_.reap_batch, params).rows.size();
+    return {n, n};
+  }
+  if (!sql_.reap_isolation.empty()) run_direct(sql_.reap_isolation);
+  transaction tx(conn_, sql_);
+  const value select_params[] = {limit, std::int64_t{grace.count()}};
+  const auto picked = run(sql_.reap_select, select_params);
+  reap_batch_result out{picked.rows.size(), 0};
+  std::vector<value> params(sql_.reap_delete_keys + 1);
+  for (std::size_t i = 0; i < picked.rows.size(); i += sql_.reap_delete_keys) {
+    params[0] = std::int64_t{grace.count()};
+    for (std::size_t k = 0; k < sql_.reap_delete_keys; ++k) {
+      const std::size_t j = i + k;
+      if (j < picked.rows.size() && picked.rows[j].at(0))
+        params[k + 1] = *picked.rows[j][0];
+      else
+        params[k + 1] = std::monostate{};
+    }
+    out.deleted += run(sql_.reap_delete, params).affected;
+  }
+  tx.commit();
+  return out;
+}
+
+std::vector<lock_info> admin_store::list_locks() { return to_lock_infos(run(sql_.list_locks, {})); }
+
+std::optional<lock_info> admin_store::find_lock(const std::string& resource) {
+  const value params[] = {resource};
+  const auto res = run(sql_.find_lock, params);
+  if (res.rows.empty()) return std::nullopt;
+  return to_lock_info(res.rows.front());
+}
+
+std::vector<advisory_lock_info> admin_store::advisory_locks() {
+  if (sql_.advisory_locks.empty()) throw not_supported("advisory locks exist on PostgreSQL only");
+  const auto res = run(sql_.advisory_locks, {});
+  std::vector<advisory_lock_info> out;
+  out.reserve(res.rows.size());
+  for (const auto& r : res.rows) {
+    advisory_lock_info a;
+    a.pid = r.at(0) ? to_int64(r[0], "pid") : 0;
+    a.keys.push_back(to_int64(r.at(1), "advisory key"));
+    if (r.at(2)) a.keys.push_back(to_int64(r[2], "advisory key"));
+    a.mode = r.at(3).value_or("");
+    a.granted = to_int64(r.at(4), "granted") != 0;
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+std::optional<lock_info> admin_store::force_release(const std::string& resource, const std::string& wakeup_channel) {
+  if (!sql_.force_release_in_transaction) {
+    const value params[] = {resource, wakeup_channel};
+    try {
+      const auto res = run(sql_.force_release, std::span(params, wakeup_channel.empty() ? 1 : 2));
+      if (res.rows.empty()) return std::nullopt;
+      return to_lock_info(res.rows.front());
+    } catch (const outcome_unknown&) {
+      throw;
+    } catch (const connection_error& e) {
+      rethrow_as_unknown(e);
+    }
+  }
+  transaction tx(conn_, sql_);
+  const value params[] = {resource};
+  const auto res = run(sql_.force_release_select, params);
+  if (res.rows.empty()) return std::nullopt;  // nothing to delete; the destructor rolls back
+  auto held = to_lock_info(res.rows.front());
+  try {
+    run(sql_.force_release, params);
+    tx.commit();
+  } catch (const outcome_unknown&) {
+    throw;
+  } catch (const connection_error& e) {
+    rethrow_as_unknown(e);
+  }
+  return held;
+}
+
+}  // namespace sqllock::detail

@@ -1,0 +1,50 @@
+// Runs the operator statements (dialect/admin_sql.hpp) on one connection and reads their
+// results: the reaper's batches, the status listings and the forced release. The SQL itself
+// lives in the dialect; the public functions (reaper.cpp, status.cpp) borrow the connection.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dialect/admin_sql.hpp"
+#include "driver/connection.hpp"
+#include "sqllock/status.hpp"
+
+namespace sqllock::detail {
+
+struct reap_batch_result {
+  std::uint64_t candidates = 0;  // expired rows this batch took (locked) to delete
+  std::uint64_t deleted = 0;     // of those, rows deleted (a concurrent renewal may save some)
+};
+
+// Statements on one connection. Every function throws schema_error when the lock table is
+// missing, connection_error / backend_error otherwise; transactions it opens are rolled back on
+// failure.
+class admin_store {
+ public:
+  admin_store(connection& conn, const admin_sql& sql) : conn_(conn), sql_(sql) {}
+
+  // Deletes at most `batch` rows whose lease ended `grace` ago, skipping locked rows.
+  reap_batch_result reap_batch(std::size_t batch, std::chrono::milliseconds grace);
+
+  std::vector<lock_info> list_locks();
+  std::optional<lock_info> find_lock(const std::string& resource);
+  std::vector<advisory_lock_info> advisory_locks();
+
+  // Deletes the row of `resource` and returns it. `wakeup_channel` (may be empty) is the
+  // PostgreSQL channel that waiters listen on. Throws outcome_unknown when the connection broke
+  // after the delete may have been applied.
+  std::optional<lock_info> force_release(const std::string& resource, const std::string& wakeup_channel);
+
+ private:
+  result run(const std::string& sql, std::span<const value> params);
+  result run_direct(const std::string& sql);
+
+  connection& conn_;
+  const admin_sql& sql_;
+};
+
+}  // namespace sqllock::detail

@@ -1,0 +1,104 @@
+#include "core/advisory_protocol.hpp"
+
+#include <atomic>
+
+#include "dialect/dialect.hpp"
+#include "sqllock/error.hpp"
+
+namespace sqllock::detail {
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+std::atomic<std::uint64_t> timeout_grants{0};
+
+// SQLSTATE 57014 (query_canceled): statement_timeout ended the wait. Like lock_timeout, it can
+// fire in the instant the lock is granted.
+bool ended_by_timeout(dialect_kind dialect, const backend_error& e) {
+  return classify(dialect, e) == error_kind::lock_not_available || e.sqlstate() == "57014";
+}
+
+}  // namespace
+
+std::vector<value> advisory_key_params(const advisory_key& key) {
+  if (key.is_pair()) return {std::int64_t{key.first()}, std::int64_t{key.second()}};
+  return {key.value()};
+}
+
+int advisory_key_index(const advisory_key& key) noexcept {
+  return static_cast<int>(key.is_pair() ? advisory_key_kind::pair : advisory_key_kind::single);
+}
+
+std::string lock_timeout_text(steady::duration left) {
+  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
+  return std::to_string(ms < 1 ? 1 : ms) + "ms";
+}
+
+bool pg_true(const field& f) noexcept { return f && (*f == "t" || *f == "true" || *f == "1"); }
+
+std::uint64_t advisory_timeout_grants() noexcept { return timeout_grants.load(); }
+
+advisory_protocol::advisory_protocol(dialect_kind dialect, advisory_key key, std::string description)
+    : sql_(advisory_statements(dialect)),
+      dialect_(dialect),
+      key_(key),
+      key_params_(advisory_key_params(key)),
+      kind_(advisory_key_index(key)),
+      description_(std::move(description)) {}
+
+bool advisory_protocol::held_now(connection& conn, lock_mode mode) {
+  const auto bits = static_cast<std::uint64_t>(key_.value());
+  const std::vector<value> params = {static_cast<std::int64_t>(bits >> 32), static_cast<std::int64_t>(bits & 0xffffffffu),
+                                     std::int64_t{key_.is_pair() ? 2 : 1},
+                                     std::string(mode == lock_mode::shared ? "ShareLock" : "ExclusiveLock")};
+  const auto r = conn.exec(sql_.held, params);
+  return !r.rows.empty() && r.rows[0].at(0) && *r.rows[0][0] != "0";
+}
+
+bool advisory_protocol::acquire(connection& conn, lock_mode mode, std::optional<steady::time_point> deadline,
+                                attempt& state) {
+  const int m = static_cast<int>(mode);
+  // The common case costs one round trip: a free lock is taken without touching lock_timeout.
+  const bool free = pg_true(conn.exec(sql_.try_lock[kind_][m], key_params_).rows.at(0).at(0));
+  state.answered = true;
+  if (free) return true;
+  while (true) {
+    if (deadline && steady::now() >= *deadline) return false;
+    // lock_timeout is set for this session only around the one waiting statement ("0": no
+    // limit, in case the server or role configured one).
+    conn.exec(sql_.set_lock_timeout, std::vector<value>{deadline ? lock_timeout_text(*deadline - steady::now()) : "0"});
+    bool held = false;
+    std::exception_ptr failure;
+    try {
+      conn.exec(sql_.lock[kind_][m], key_params_);
+      held = true;
+    } catch (const backend_error& e) {
+      if (!ended_by_timeout(dialect_, e)) {
+        failure = std::current_exception();
+      } else {
+        // The timeout may have fired just as the lock was granted: PostgreSQL then reports the
+        // timeout but keeps the session-level lock. pg_locks tells.
+        try {
+          held = held_now(conn, mode);
+        } catch (const backend_error&) {
+          state.dirty = true;  // a lock may be held that nobody records
+          failure = std::current_exception();
+        }
+        if (held) timeout_grants.fetch_add(1);
+      }
+    }
+    try {
+      conn.exec_direct(sql_.reset_lock_timeout);
+    } catch (const backend_error&) {
+      state.dirty = true;
+    }
+    if (failure) std::rethrow_exception(failure);
+    if (held) return true;
+  }
+}
+
+bool advisory_protocol::release(connection& conn, lock_mode mode) {
+  return pg_true(conn.exec(sql_.unlock[kind_][static_cast<int>(mode)], key_params_).rows.at(0).at(0));
+}
+
+}  // namespace sqllock::detail

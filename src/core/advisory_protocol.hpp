@@ -1,0 +1,61 @@
+// PostgreSQL advisory locks on a pinned session: the session_lock_protocol of advisory_lock, and
+// the helpers the transaction scope shares with it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/session_lock.hpp"
+#include "sqllock/advisory_lock.hpp"
+
+namespace sqllock::detail {
+
+// The key's parameters: {$1 bigint} or {$1 integer, $2 integer}.
+std::vector<value> advisory_key_params(const advisory_key& key);
+// Index of the key's kind in advisory_sql's arrays.
+int advisory_key_index(const advisory_key& key) noexcept;
+// A lock_timeout value for a wait of `left`, rounded up to whole milliseconds and at least 1 ms
+// ("0" would mean no limit at all).
+std::string lock_timeout_text(std::chrono::steady_clock::duration left);
+// True when the field reads as PostgreSQL's boolean true.
+bool pg_true(const field& f) noexcept;
+
+// How many timed waits ended in lock_timeout (or statement_timeout) although PostgreSQL had
+// granted the lock — found in pg_locks and reported as acquired. For tests and diagnostics.
+std::uint64_t advisory_timeout_grants() noexcept;
+
+// Takes the transaction-level lock inside the caller's open transaction on `conn` (an adapter's
+// wrapper around the application's transaction): waiting as long as the transaction's own
+// lock_timeout allows (deadline nullopt), not at all (a deadline already past), or until
+// `deadline`. Returns false when refused or timed out; the caller's transaction is still usable
+// then (a bounded wait runs in a savepoint that is rolled back, taking with it a lock granted as
+// the timeout fired), and its lock_timeout is as before. Throws invalid_argument when `dialect`
+// is PostgreSQL but no transaction is open, not_supported for other dialects, backend_error /
+// connection_error as the connection reports them.
+bool advisory_xact_lock_in_caller_transaction(connection& conn, dialect_kind dialect, const advisory_key& key,
+                                              advisory_mode mode,
+                                              std::optional<std::chrono::steady_clock::time_point> deadline);
+
+class advisory_protocol final : public session_lock_protocol {
+ public:
+  advisory_protocol(dialect_kind dialect, advisory_key key, std::string description);
+  bool acquire(connection& conn, lock_mode mode, std::optional<std::chrono::steady_clock::time_point> deadline,
+               attempt& state) override;
+  bool release(connection& conn, lock_mode mode) override;
+  const std::string& description() const noexcept override { return description_; }
+
+ private:
+  // Whether this session holds the key in `mode`, by pg_locks.
+  bool held_now(connection& conn, lock_mode mode);
+
+  const advisory_sql& sql_;
+  const dialect_kind dialect_;
+  const advisory_key key_;
+  const std::vector<value> key_params_;
+  const int kind_;
+  const std::string description_;
+};
+
+}  // namespace sqllock::detail

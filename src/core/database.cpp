@@ -1,0 +1,112 @@
+#include <unistd.h>
+
+#include "core/database_impl.hpp"
+#include "core/sql_text.hpp"
+#include "driver/open.hpp"
+#include "sqllock/error.hpp"
+
+namespace sqllock {
+
+std::string_view to_string(dialect_kind kind) noexcept {
+  switch (kind) {
+    case dialect_kind::postgresql: return "postgresql";
+    case dialect_kind::mysql: return "mysql";
+    case dialect_kind::sqlite: return "sqlite";
+  }
+  return "unknown";
+}
+
+namespace detail {
+
+pooled_connection::~pooled_connection() {
+  if (conn_ && owner_) owner_->give_back(std::move(conn_));
+}
+
+database_impl::database_impl(connection_spec spec, database_options options)
+    : spec_(std::move(spec)), options_(std::move(options)), pid_(::getpid()) {
+  validate_table_name(options_.table);
+  if (options_.connect_timeout <= std::chrono::milliseconds::zero())
+    throw invalid_argument("database_options::connect_timeout must be positive");
+  sql_ = make_dialect_sql(spec_.dialect, options_.table);
+}
+
+database_impl::~database_impl() {
+  {
+    std::lock_guard lock(mu_);
+    forget_if_forked();
+  }
+  registry_.reset();  // joins the watchdog, which may still borrow connections
+  wakeups_.reset();
+}
+
+void database_impl::forget_if_forked() noexcept {
+  if (::getpid() == pid_) return;
+  for (auto& c : idle_) c->abandon();
+  idle_.clear();
+  // The parent's watchdog thread does not exist here, so the registry must not be destroyed
+  // (that would join it): leave it to the process's end.
+  (void)registry_.release();
+  (void)wakeups_.release();
+  pid_ = ::getpid();
+}
+
+wakeup_hub& database_impl::wakeups() {
+  std::lock_guard lock(mu_);
+  forget_if_forked();
+  if (!wakeups_) wakeups_ = std::make_unique<wakeup_hub>(*this);
+  return *wakeups_;
+}
+
+lease_registry& database_impl::registry() {
+  std::lock_guard lock(mu_);
+  forget_if_forked();
+  if (!registry_) registry_ = std::make_unique<lease_registry>(*this);
+  return *registry_;
+}
+
+pooled_connection database_impl::borrow() {
+  {
+    std::lock_guard lock(mu_);
+    forget_if_forked();
+    if (!idle_.empty()) {
+      auto conn = std::move(idle_.back());
+      idle_.pop_back();
+      return pooled_connection(this, std::move(conn));
+    }
+  }
+  return pooled_connection(this, open_connection(spec_, options_.connect_timeout));
+}
+
+void database_impl::give_back(std::unique_ptr<connection> conn) noexcept {
+  std::lock_guard lock(mu_);
+  if (::getpid() != pid_) {  // borrowed before a fork, returned in the child
+    conn->abandon();
+    return;
+  }
+  if (conn->broken() || idle_.size() >= options_.pool_size) return;  // destructor closes it
+  idle_.push_back(std::move(conn));
+}
+
+}  // namespace detail
+
+database::database(std::string_view uri, database_options options)
+    : impl_(std::make_shared<detail::database_impl>(detail::parse_uri(uri), std::move(options))) {
+  impl_->borrow();  // connect once now, so a bad URI or an unreachable server fails here
+}
+
+dialect_kind database::dialect() const noexcept { return impl_->dialect(); }
+
+std::string_view database::driver_name() const noexcept {
+  switch (impl_->spec().driver) {
+    case detail::driver_kind::pqxx: return "pqxx";
+    case detail::driver_kind::mysql: return "mysqlcppconn";
+    case detail::driver_kind::soci: return "soci";
+  }
+  return "unknown";
+}
+
+const std::string& database::table() const noexcept { return impl_->options().table; }
+
+const std::string& database::display_uri() const noexcept { return impl_->spec().display; }
+
+}  // namespace sqllock

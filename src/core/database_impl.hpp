@@ -1,0 +1,81 @@
+// The shared state behind a sqllock::database handle: parsed URI, dialect SQL and the
+// connection pool.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "core/lease_registry.hpp"
+#include "core/uri.hpp"
+#include "core/wakeup_hub.hpp"
+#include "dialect/dialect.hpp"
+#include "driver/connection.hpp"
+#include "sqllock/database.hpp"
+
+namespace sqllock::detail {
+
+class database_impl;
+
+// A connection borrowed from the pool; returned on destruction unless it broke. Move-only.
+class pooled_connection {
+ public:
+  pooled_connection(database_impl* owner, std::unique_ptr<connection> conn) noexcept
+      : owner_(owner), conn_(std::move(conn)) {}
+  pooled_connection(pooled_connection&&) noexcept = default;
+  pooled_connection& operator=(pooled_connection&&) noexcept = default;
+  ~pooled_connection();
+
+  connection& operator*() const noexcept { return *conn_; }
+  connection* operator->() const noexcept { return conn_.get(); }
+
+ private:
+  database_impl* owner_;
+  std::unique_ptr<connection> conn_;
+};
+
+class database_impl {
+ public:
+  database_impl(connection_spec spec, database_options options);
+  ~database_impl();
+  database_impl(const database_impl&) = delete;
+  database_impl& operator=(const database_impl&) = delete;
+
+  // An idle connection, or a new one. Throws connection_error when none can be opened.
+  pooled_connection borrow();
+
+  const connection_spec& spec() const noexcept { return spec_; }
+  const database_options& options() const noexcept { return options_; }
+  const dialect_sql& sql() const noexcept { return *sql_; }
+  dialect_kind dialect() const noexcept { return spec_.dialect; }
+
+  // The holds of this handle in this process, with their renewal watchdog. A forked child gets a
+  // new, empty registry: it holds none of its parent's locks.
+  lease_registry& registry();
+
+  // Release notifications for lock waiters (see wakeup_hub.hpp); per process, like registry().
+  wakeup_hub& wakeups();
+
+ private:
+  friend class pooled_connection;
+  void give_back(std::unique_ptr<connection> conn) noexcept;
+  // In a forked child, drops the parent's connections without touching the server.
+  void forget_if_forked() noexcept;  // requires mu_
+
+  connection_spec spec_;
+  database_options options_;
+  std::shared_ptr<const dialect_sql> sql_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<connection>> idle_;
+  pid_t pid_;
+  std::unique_ptr<wakeup_hub> wakeups_;       // created with the first wait
+  std::unique_ptr<lease_registry> registry_;  // created with the first lock
+};
+
+struct database_access {
+  static database_impl& impl(const database& db) { return *db.impl_; }
+};
+
+}  // namespace sqllock::detail

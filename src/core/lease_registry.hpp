@@ -1,0 +1,110 @@
+// What one database handle holds in the lock table, and the watchdog that keeps it alive.
+//
+// Every (resource, owner) the handle is acquiring or holding has a lease_slot. The watchdog —
+// one thread per handle, started with the first hold — renews all auto-renew leases of the
+// handle in one statement per period (ttl/3 of the shortest lease), so renewal traffic does not
+// grow with the number of locks. A hold whose lease could not be confirmed before it ran out
+// (renewal failed, or the row was deleted or taken over) is marked lost: its stop_source is
+// signalled and its on_lost callbacks run on the watchdog thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "core/table_store.hpp"
+
+namespace sqllock::detail {
+
+class database_impl;
+using steady = std::chrono::steady_clock;
+
+struct lease_slot {
+  lease_slot(std::string r, std::string o) : resource(std::move(r)), owner(std::move(o)) {}
+  const std::string resource;
+  const std::string owner;
+  // Serialises this owner's acquire and release round trips, so depth and the row agree even
+  // when threads share an explicit owner key.
+  std::mutex op;
+
+  // Everything below is guarded by the registry's mutex.
+  int pins = 0;
+  std::int64_t depth = 0;  // 0: not held
+  std::int64_t fence = 0;
+  std::uint64_t generation = 0;  // increases with every new hold (new fence)
+  std::chrono::milliseconds lease{0};
+  bool auto_renew = false;
+  bool lost = false;
+  steady::time_point recorded_at;  // when the latest acquire result arrived
+  steady::time_point deadline;     // lease end by the local clock (measured from when it was sent)
+  std::stop_source stop;
+  std::map<const void*, std::function<void()>> on_lost;
+};
+
+// A consistent copy of a slot's state.
+struct hold_view {
+  bool held = false;  // depth > 0 and not lost
+  std::int64_t depth = 0;
+  std::int64_t fence = 0;
+  std::uint64_t generation = 0;
+  steady::time_point deadline;
+  std::stop_token stop;
+};
+
+class lease_registry {
+ public:
+  explicit lease_registry(database_impl& db);
+  ~lease_registry();
+  lease_registry(const lease_registry&) = delete;
+  lease_registry& operator=(const lease_registry&) = delete;
+
+  // The token renewals match rows by (column holder_session). Unique per handle and process.
+  const std::string& session() const noexcept { return session_; }
+
+  // The slot for (resource, owner), created on demand and kept until unpinned and not held.
+  std::shared_ptr<lease_slot> pin(const std::string& resource, const std::string& owner);
+  void unpin(const std::shared_ptr<lease_slot>& slot);
+
+  // Records an acquisition whose statement was sent at `sent`. A fence other than the slot's
+  // current one is a new hold: a previous hold that had not been released is marked lost.
+  // Returns the hold's generation.
+  std::uint64_t record_acquired(lease_slot& slot, const acquired& row, std::chrono::milliseconds lease,
+                                bool auto_renew, steady::time_point sent);
+  // Records the release of one level (depth − 1).
+  void record_released(lease_slot& slot);
+  // Drops the hold without touching the database (its row is gone or not ours any more).
+  void forget(lease_slot& slot);
+  // Marks the current hold lost and runs its callbacks (on this thread).
+  void mark_lost(lease_slot& slot);
+
+  hold_view view(const lease_slot& slot) const;
+  void set_on_lost(lease_slot& slot, const void* key, std::function<void()> callback);
+  void clear_on_lost(lease_slot& slot, const void* key);
+
+ private:
+  using key = std::pair<std::string, std::string>;
+  void watchdog(std::stop_token stop);
+  // One renewal round; returns callbacks of holds found lost.
+  std::vector<std::function<void()>> renew_once();
+  std::vector<std::function<void()>> expire_overdue(steady::time_point now);  // requires mu_
+  std::vector<std::function<void()>> lose(lease_slot& slot);                   // requires mu_
+  steady::time_point next_wakeup() const;                                      // requires mu_
+
+  database_impl& db_;
+  const std::string session_;
+  mutable std::mutex mu_;
+  std::condition_variable_any changed_;
+  std::map<key, std::shared_ptr<lease_slot>> slots_;
+  steady::time_point retry_at_{};  // after a failed renewal, the earliest next attempt
+  std::jthread thread_;            // started with the first hold; last member: joins first
+};
+
+}  // namespace sqllock::detail

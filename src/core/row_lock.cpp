@@ -1,0 +1,156 @@
+// sqllock::with_row_lock and friends: sqllock's own transaction on a pooled connection, held for as
+// long as the caller's function runs. The locking itself is in row_lock_core.
+#include "sqllock/row_lock.hpp"
+
+#include <utility>
+#include <vector>
+
+#include "core/database_impl.hpp"
+#include "core/row_lock_core.hpp"
+#include "core/sql_text.hpp"
+#include "sqllock/error.hpp"
+
+namespace sqllock {
+namespace detail {
+
+struct row_lock_tx_access {
+  static row_lock_tx make(connection& conn, std::string name, const row_lock_sql& sql) {
+    return row_lock_tx(conn, std::move(name), sql.kind, sql.errors_abort_transaction);
+  }
+  static const std::string& failure(const row_lock_tx& tx) noexcept { return tx.failure_; }
+  static backend_error failure_error(const row_lock_tx& tx, const std::string& what) {
+    return backend_error(what, tx.failure_state_, tx.failure_code_);
+  }
+};
+
+namespace {
+
+// The names this thread holds through with_row_lock, per handle. A second with_row_lock on one of
+// them would take another connection and wait for the first forever: no server can see that
+// both transactions belong to one thread.
+struct held_by_thread {
+  const database_impl* handle;
+  std::string name;
+};
+thread_local std::vector<held_by_thread> t_held;
+
+class reentry_guard {
+ public:
+  reentry_guard(const database_impl* handle, const std::string& name) {
+    for (const auto& h : t_held) {
+      if (h.handle == handle && h.name == name) {
+        throw invalid_argument("row lock '" + name + "' is already held by this thread (with_row_lock is not "
+                               "re-entrant: the inner call would wait for the outer one forever); do the work "
+                               "inside the outer call");
+      }
+    }
+    t_held.push_back({handle, name});
+  }
+  ~reentry_guard() { t_held.pop_back(); }
+  reentry_guard(const reentry_guard&) = delete;
+  reentry_guard& operator=(const reentry_guard&) = delete;
+};
+
+void rollback_quietly(connection& conn, const dialect_sql& dialect) noexcept {
+  try {
+    if (!conn.broken()) conn.exec_direct(dialect.rollback);
+  } catch (...) {
+  }
+}
+
+void commit(connection& conn, const dialect_sql& dialect, const std::string& name) {
+  try {
+    conn.exec_direct(dialect.commit);
+  } catch (const outcome_unknown&) {
+    throw;
+  } catch (const connection_error& e) {
+    throw outcome_unknown(std::string(e.what()) + " (the connection broke during the COMMIT of row lock '" + name +
+                          "': whether the function's writes were committed is unknown; the lock itself is gone)");
+  } catch (const backend_error&) {
+    rollback_quietly(conn, dialect);  // PostgreSQL ends the transaction on a failed COMMIT; MySQL may not
+    throw;
+  }
+}
+
+}  // namespace
+
+bool run_row_locked(const database& db, std::string_view name, row_wait_kind wait,
+                    std::chrono::steady_clock::time_point deadline, const std::function<void(row_lock_tx&)>& body) {
+  auto& impl = database_access::impl(db);
+  const auto sql = row_lock_statements(impl.dialect(), impl.options().table);
+  check_row_lock_request(*sql, name);
+  const std::string resource(name);
+  reentry_guard guard(&impl, resource);
+
+  auto conn = impl.borrow();  // pinned until the transaction ends
+  if (!begin_row_locked(*conn, impl.sql(), *sql, resource, {wait, deadline})) return false;
+  row_lock_tx tx = row_lock_tx_access::make(*conn, resource, *sql);
+  try {
+    body(tx);
+  } catch (...) {
+    rollback_quietly(*conn, impl.sql());
+    throw;
+  }
+  if (conn->broken()) {
+    throw connection_error("row lock '" + resource + "': the connection broke while the function ran (" +
+                           row_lock_tx_access::failure(tx) + "); the transaction was lost and nothing was committed");
+  }
+  if (const auto& failure = row_lock_tx_access::failure(tx); !failure.empty()) {
+    rollback_quietly(*conn, impl.sql());
+    throw row_lock_tx_access::failure_error(
+        tx, "row lock '" + resource + "': a statement of the transaction failed (" + failure +
+                "), so it cannot commit; it was rolled back and nothing was committed");
+  }
+  commit(*conn, impl.sql(), resource);
+  return true;
+}
+
+bool lock_row_in_caller_transaction(connection& conn, dialect_kind dialect, std::string_view table,
+                                    std::string_view name, const row_wait& wait) {
+  validate_table_name(table);
+  const auto sql = row_lock_statements(dialect, std::string(table));
+  check_row_lock_request(*sql, name);
+  return lock_in_transaction(conn, *sql, std::string(name), wait);
+}
+
+}  // namespace detail
+
+sql_result row_lock_tx::exec(std::string_view sql, std::initializer_list<sql_value> params) {
+  return exec(sql, std::span<const sql_value>(params.begin(), params.size()));
+}
+
+sql_result row_lock_tx::exec(std::string_view sql, std::span<const sql_value> params) {
+  if (!failure_.empty()) {
+    throw backend_error("row lock '" + name_ + "': the transaction already failed (" + failure_ +
+                            "); throw or return to roll it back",
+                        failure_state_, failure_code_);
+  }
+  try {
+    // sql_value is the seam's value type. Statements without parameters are not prepared, so
+    // one-off statements do not fill the connection's statement cache.
+    detail::result r = params.empty() ? conn_->exec_direct(sql) : conn_->exec(sql, params);
+    return sql_result{std::move(r.rows), r.affected};
+  } catch (const backend_error& e) {
+    // PostgreSQL aborts the transaction on any error; a deadlock victim is rolled back anywhere.
+    if (errors_abort_ || detail::classify(dialect_, e) == detail::error_kind::deadlock) {
+      failure_ = e.what();
+      failure_state_ = e.sqlstate();
+      failure_code_ = e.vendor_code();
+    }
+    throw;
+  } catch (const connection_error& e) {
+    failure_ = e.what();
+    throw;
+  }
+}
+
+bool supports_row_locks(const database& db) noexcept {
+  try {
+    const auto& impl = detail::database_access::impl(db);
+    return detail::row_lock_statements(impl.dialect(), impl.options().table)->supported;
+  } catch (...) {
+    return false;
+  }
+}
+
+}  // namespace sqllock

@@ -1,0 +1,99 @@
+// The part advisory_lock and named_lock share: owners, per-object level counts, pinned
+// sessions, loss and unlock-error reporting. What differs — the SQL that takes and gives back one
+// level — is a session_lock_protocol.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+
+#include "core/pinned_session.hpp"
+#include "dialect/session_lock_sql.hpp"
+#include "driver/connection.hpp"
+#include "sqllock/database.hpp"
+#include "sqllock/session_lock_options.hpp"
+
+namespace sqllock::detail {
+
+// The statements of one lock kind on one key, run on a pinned session. Implementations throw
+// what the driver throws (connection_error when the session broke, backend_error otherwise).
+class session_lock_protocol {
+ public:
+  virtual ~session_lock_protocol() = default;
+  // What an acquire attempt tells its caller besides the result.
+  struct attempt {
+    // The session may now hold something the caller will not record: reset it before reuse.
+    bool dirty = false;
+    // The server has answered at least one statement of this attempt. The first statement never
+    // waits, so a connection that fails before any answer was dead already (e.g. a pooled
+    // connection that outlived a server restart), not killed during a wait.
+    bool answered = false;
+  };
+  // Takes one level in `mode`, waiting until `deadline` (nullopt: as long as it takes; a time
+  // already past: no wait). Returns false when the deadline passed first.
+  virtual bool acquire(connection& conn, lock_mode mode, std::optional<std::chrono::steady_clock::time_point> deadline,
+                       attempt& state) = 0;
+  // Gives back one level; false when the server says this session did not hold it.
+  virtual bool release(connection& conn, lock_mode mode) = 0;
+  // "advisory lock 'job' (key 123)", for messages.
+  virtual const std::string& description() const noexcept = 0;
+};
+
+// Throws invalid_argument for an over-long owner key or a keepalive outside 10 ms–1 h.
+void validate_session_lock_options(const session_lock_options& options);
+
+class session_lock {
+ public:
+  session_lock(const database& db, std::unique_ptr<session_lock_protocol> protocol, session_lock_options options);
+  // Releases every level this object holds, for every owner (errors go to on_unlock_error).
+  ~session_lock();
+  session_lock(const session_lock&) = delete;
+  session_lock& operator=(const session_lock&) = delete;
+
+  // One level for the calling owner, waiting until `deadline` (nullopt: forever). False on timeout.
+  bool acquire(lock_mode mode, std::optional<std::chrono::steady_clock::time_point> deadline);
+  // Gives back one level of the calling owner (see advisory_lock::release for what it throws).
+  void release(lock_mode mode);
+  // release() that reports failures to on_unlock_error instead of throwing.
+  void unlock(lock_mode mode) noexcept;
+
+  bool holds(lock_mode mode) const noexcept;
+  std::int64_t count(lock_mode mode) const noexcept;
+  std::stop_token lost_token() const;
+
+ private:
+  // This object's levels for one owner, all on one session.
+  struct acquisition {
+    std::shared_ptr<pinned_session> session;
+    std::int64_t count[2] = {0, 0};  // by lock_mode
+  };
+
+  std::string owner_token() const;
+  // The handle's registry in this process (a new one after a fork).
+  std::shared_ptr<session_registry> registry();
+  void record_acquired(session_registry& registry, const std::string& owner, const std::shared_ptr<pinned_session>& s,
+                       lock_mode mode);
+  // Gives back one level of `owner`. closing: the object is being destroyed, so a level that
+  // cannot be released is forgotten anyway (its session is reset before reuse).
+  void release_as(const std::string& owner, lock_mode mode, bool closing);
+  // Forgets one level of `owner` if it is recorded on session `s` (after a release, or when lost).
+  void drop_one(session_registry& registry, const std::string& owner, const pinned_session& s, lock_mode mode);
+  std::string not_held_message(lock_mode mode) const;
+  static int index(lock_mode m) noexcept { return static_cast<int>(m); }
+
+  const database db_;
+  const std::unique_ptr<session_lock_protocol> protocol_;
+  session_lock_options options_;
+  mutable std::mutex mu_;
+  std::shared_ptr<session_registry> registry_;  // guarded by mu_
+  std::map<std::string, acquisition> mine_;      // by owner token; guarded by mu_
+};
+
+}  // namespace sqllock::detail

@@ -1,0 +1,89 @@
+#include "core/table_store.hpp"
+
+#include <unistd.h>
+
+#include <charconv>
+
+#include "core/identity.hpp"
+#include "sqllock/error.hpp"
+
+namespace sqllock::detail {
+namespace {
+
+std::int64_t to_int64(const field& f, const char* what) {
+  std::int64_t v = 0;
+  if (!f || std::from_chars(f->data(), f->data() + f->size(), v).ec != std::errc())
+    throw backend_error(std::string("lock table returned a malformed ") + what + ": '" + f.value_or("NULL") + "'",
+                        "", 0);
+  return v;
+}
+
+}  // namespace
+
+result table_store::run(const std::string& sql, std::span<const value> params) {
+  try {
+    return conn_.exec(sql, params);
+  } catch (const outcome_unknown&) {
+    throw;
+  } catch (const connection_error& e) {
+    throw outcome_unknown(std::string(e.what()) +
+                          " (the connection broke while a lock statement ran; whether it took effect is "
+                          "unknown: a lease it created expires on its own)");
+  } catch (const backend_error& e) {
+    if (classify(sql_.kind, e) == error_kind::undefined_table)
+      throw schema_error(std::string(e.what()) + " (the lock table is missing: run `sqllock migrate`)");
+    throw;
+  }
+}
+
+std::optional<acquired> table_store::acquire(const acquire_request& r) {
+  const value params[] = {r.resource,
+                          r.owner,
+                          r.session,
+                          host_name(),
+                          std::int64_t{::getpid()},
+                          std::to_string(current_thread_id()),
+                          std::int64_t{r.lease.count()},
+                          std::int64_t{r.auto_renew ? 1 : 0}};
+  const auto res = run(sql_.acquire, params);
+  if (!sql_.acquire_reads_back) {
+    if (res.rows.empty()) return std::nullopt;
+    return acquired{to_int64(res.rows[0].at(0), "count"), to_int64(res.rows[0].at(1), "fence")};
+  }
+  if (res.affected == 0) return std::nullopt;
+  const value key[] = {r.resource, r.owner};
+  const auto back = run(sql_.acquire_readback, key);
+  if (back.rows.empty()) return std::nullopt;  // expired and taken over in between: not acquired
+  return acquired{to_int64(back.rows[0].at(0), "count"), to_int64(back.rows[0].at(1), "fence")};
+}
+
+std::optional<std::chrono::milliseconds> table_store::lease_remaining(const std::string& resource) {
+  const value params[] = {resource};
+  const auto res = run(sql_.lease_remaining, params);
+  if (res.rows.empty()) return std::nullopt;
+  return std::chrono::milliseconds(to_int64(res.rows[0].at(0), "remaining lease"));
+}
+
+bool table_store::release(const std::string& resource, const std::string& owner, std::int64_t fence,
+                          std::int64_t depth) {
+  if (depth > 1) {
+    const value params[] = {resource, owner, fence, depth};
+    return run(sql_.release_decrement, params).affected > 0;
+  }
+  const value params[] = {resource, owner, fence, sql_.wakeup_channel};
+  const auto res = run(sql_.release_delete, std::span(params, sql_.wakeup_channel.empty() ? 3 : 4));
+  return !res.rows.empty() || res.affected > 0;
+}
+
+std::vector<held_lease> table_store::renew(const std::string& session) {
+  const value params[] = {session};
+  auto res = run(sql_.renew, params);
+  if (sql_.renew_reads_back) res = run(sql_.renew_readback, params);
+  std::vector<held_lease> out;
+  out.reserve(res.rows.size());
+  for (const auto& row : res.rows)
+    out.push_back({row.at(0).value_or(""), row.at(1).value_or(""), to_int64(row.at(2), "fence")});
+  return out;
+}
+
+}  // namespace sqllock::detail

@@ -1,0 +1,180 @@
+#include "core/uri.hpp"
+
+#include <cctype>
+#include <charconv>
+
+#include "sqllock/error.hpp"
+
+namespace sqllock::detail {
+namespace {
+
+constexpr std::string_view kAcceptedForms =
+    "accepted forms: postgresql://user:pass@host:5432/db, mysql://user:pass@host:3306/db, "
+    "mariadb://…, sqlite:///abs/path.db, sqlite:relative/path.db, soci+postgresql://…, "
+    "soci+mysql://…";
+
+[[noreturn]] void bad_uri(std::string_view display, std::string_view why) {
+  throw invalid_argument("invalid database URI '" + std::string(display) + "': " + std::string(why) +
+                         " (" + std::string(kAcceptedForms) + ")");
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string percent_decode(std::string_view s, std::string_view display) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out += s[i];
+      continue;
+    }
+    if (i + 2 >= s.size()) bad_uri(display, "truncated %-escape");
+    const int hi = hex_value(s[i + 1]);
+    const int lo = hex_value(s[i + 2]);
+    if (hi < 0 || lo < 0) bad_uri(display, "bad %-escape");
+    out += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  if (out.find('\0') != std::string::npos) bad_uri(display, "%00 is not allowed");
+  return out;
+}
+
+// The URI with the password between ':' and '@' of the authority replaced by ***.
+std::string redact(std::string_view uri) {
+  const auto scheme_end = uri.find("://");
+  if (scheme_end == std::string_view::npos) return std::string(uri);
+  const auto auth_begin = scheme_end + 3;
+  const auto auth_end = uri.find_first_of("/?", auth_begin);
+  const auto authority = uri.substr(auth_begin, auth_end == std::string_view::npos ? std::string_view::npos
+                                                                                   : auth_end - auth_begin);
+  const auto at = authority.rfind('@');
+  if (at == std::string_view::npos) return std::string(uri);
+  const auto colon = authority.substr(0, at).find(':');
+  if (colon == std::string_view::npos) return std::string(uri);
+  std::string out(uri.substr(0, auth_begin + colon + 1));
+  out += "***";
+  out += uri.substr(auth_begin + at);
+  return out;
+}
+
+void parse_server_uri(std::string_view rest, connection_spec& spec) {
+  // rest = [user[:password]@]host[:port][/database][?k=v&…]
+  std::string_view query;
+  if (auto q = rest.find('?'); q != std::string_view::npos) {
+    query = rest.substr(q + 1);
+    rest = rest.substr(0, q);
+  }
+  std::string_view path;
+  if (auto slash = rest.find('/'); slash != std::string_view::npos) {
+    path = rest.substr(slash + 1);
+    rest = rest.substr(0, slash);
+  }
+  if (auto at = rest.rfind('@'); at != std::string_view::npos) {
+    const auto userinfo = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    if (auto colon = userinfo.find(':'); colon != std::string_view::npos) {
+      spec.user = percent_decode(userinfo.substr(0, colon), spec.display);
+      spec.password = percent_decode(userinfo.substr(colon + 1), spec.display);
+    } else {
+      spec.user = percent_decode(userinfo, spec.display);
+    }
+  }
+  std::string_view host = rest;
+  std::string_view port;
+  if (!host.empty() && host.front() == '[') {  // [IPv6]:port
+    const auto close = host.find(']');
+    if (close == std::string_view::npos) bad_uri(spec.display, "unclosed '[' in host");
+    spec.host = std::string(host.substr(1, close - 1));
+    const auto tail = host.substr(close + 1);
+    if (!tail.empty() && tail.front() != ':') bad_uri(spec.display, "junk after ']'");
+    if (!tail.empty()) port = tail.substr(1);
+  } else {
+    if (auto colon = host.rfind(':'); colon != std::string_view::npos) {
+      port = host.substr(colon + 1);
+      host = host.substr(0, colon);
+    }
+    spec.host = percent_decode(host, spec.display);
+  }
+  if (port.data() != nullptr) {
+    int value = 0;
+    auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+    if (ec != std::errc() || p != port.data() + port.size() || value <= 0 || value > 65535)
+      bad_uri(spec.display, "port must be a number from 1 to 65535");
+    spec.port = value;
+  }
+  spec.database = percent_decode(path, spec.display);
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const auto pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    if (pair.empty()) continue;
+    const auto eq = pair.find('=');
+    if (eq == std::string_view::npos) bad_uri(spec.display, "query parameter without '=': " + std::string(pair));
+    spec.params.emplace_back(percent_decode(pair.substr(0, eq), spec.display),
+                             percent_decode(pair.substr(eq + 1), spec.display));
+  }
+  if (spec.host.empty() && !spec.param("socket") && !spec.param("host"))
+    bad_uri(spec.display, "a host (or ?socket=/path) is required");
+}
+
+}  // namespace
+
+std::optional<std::string> connection_spec::param(std::string_view key) const {
+  for (const auto& [k, v] : params)
+    if (k == key) return v;
+  return std::nullopt;
+}
+
+connection_spec parse_uri(std::string_view uri) {
+  connection_spec spec;
+  spec.display = redact(uri);
+  if (uri.empty()) bad_uri(spec.display, "it is empty");
+  if (uri.find('\0') != std::string_view::npos) bad_uri(spec.display, "it contains a NUL byte");
+
+  const auto colon = uri.find(':');
+  if (colon == std::string_view::npos) bad_uri(spec.display, "no scheme");
+  std::string scheme(uri.substr(0, colon));
+  for (auto& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string_view after = uri.substr(colon + 1);
+
+  bool via_soci = false;
+  if (scheme.rfind("soci+", 0) == 0) {
+    via_soci = true;
+    scheme.erase(0, 5);
+  }
+
+  if (scheme == "sqlite" || scheme == "sqlite3") {
+    spec.driver = driver_kind::soci;
+    spec.dialect = dialect_kind::sqlite;
+    // sqlite:///abs/path → /abs/path; sqlite://rel/path → rel/path; sqlite:rel/path → rel/path.
+    std::string_view path = after.substr(0, after.find('?'));
+    if (path.substr(0, 2) == "//") path.remove_prefix(2);
+    spec.path = percent_decode(path, spec.display);
+    if (spec.path.empty()) bad_uri(spec.display, "no SQLite file path");
+    spec.native_uri = std::string(uri);
+    return spec;
+  }
+
+  if (after.substr(0, 2) != "//") bad_uri(spec.display, "expected '//' after the scheme");
+  if (scheme == "postgresql" || scheme == "postgres") {
+    spec.dialect = dialect_kind::postgresql;
+    spec.driver = via_soci ? driver_kind::soci : driver_kind::pqxx;
+  } else if (scheme == "mysql" || scheme == "mariadb") {
+    spec.dialect = dialect_kind::mysql;
+    spec.driver = via_soci ? driver_kind::soci : driver_kind::mysql;
+  } else {
+    bad_uri(spec.display, "unknown scheme '" + scheme + "'");
+  }
+  spec.native_uri = std::string(via_soci ? uri.substr(5) : uri);
+  if (spec.dialect == dialect_kind::mysql && spec.native_uri.rfind("mariadb", 0) == 0)
+    spec.native_uri.replace(0, 7, "mysql");
+  parse_server_uri(after.substr(2), spec);
+  return spec;
+}
+
+}  // namespace sqllock::detail

@@ -1,0 +1,57 @@
+// Wakes lock waiters when a holder releases, where the database can push that news
+// (PostgreSQL LISTEN/NOTIFY): a release then costs a waiter one round trip, not a poll period.
+//
+// One listener thread per handle owns a dedicated connection subscribed to the dialect's wake-up
+// channel; releases NOTIFY it with the resource name. Waiters take a ticket before they try, and
+// wait until a release of their resource is seen after that ticket (or their own timeout, so
+// polling remains the fallback for expiries, which nothing announces).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+namespace sqllock::detail {
+
+class database_impl;
+
+class wakeup_hub {
+ public:
+  explicit wakeup_hub(database_impl& db);
+  ~wakeup_hub();
+  wakeup_hub(const wakeup_hub&) = delete;
+  wakeup_hub& operator=(const wakeup_hub&) = delete;
+
+  // Registers interest in `resource` until the matching leave(). Starts the listener the first
+  // time and waits (briefly) until it is subscribed.
+  void join(const std::string& resource);
+  void leave(const std::string& resource);
+
+  // The current release count seen for `resource`, or nullopt when no listener is running
+  // (driver without notifications, or the listener's connection is down): then just poll.
+  std::optional<std::uint64_t> ticket(const std::string& resource);
+
+  // Sleeps until a release of `resource` newer than `ticket` is seen, or until `until`.
+  void wait(const std::string& resource, std::uint64_t ticket, std::chrono::steady_clock::time_point until);
+
+ private:
+  void listen(std::stop_token stop);
+
+  database_impl& db_;
+  std::mutex mu_;
+  std::condition_variable_any cv_;
+  struct interest {
+    int waiters = 0;
+    std::uint64_t releases = 0;
+  };
+  std::map<std::string, interest> interests_;
+  enum class state { idle, starting, listening, down } state_ = state::idle;
+  std::jthread thread_;  // last: joins before the members it uses go away
+};
+
+}  // namespace sqllock::detail

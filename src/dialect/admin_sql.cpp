@@ -1,0 +1,158 @@
+// Operator statements (reaper, status, forced release) for PostgreSQL, MySQL/MariaDB and SQLite.
+#include "dialect/admin_sql.hpp"
+
+#include <string_view>
+
+#include "core/sql_text.hpp"
+#include "sqllock/error.hpp"
+
+namespace sqllock::detail {
+namespace {
+
+// PostgreSQL: `l` is the lock row, `n.now` one reading of clock_timestamp() for the statement
+// (now() would be the transaction's start). CAST, never '::', which SOCI would take for a
+// placeholder.
+constexpr std::string_view kPgColumns =
+    "l.resource, l.owner_token, l.holder_host, l.holder_pid, l.holder_thread, l.count, l.fence, "
+    "to_char(l.acquired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "
+    "CAST(floor(EXTRACT(EPOCH FROM (l.expires_at - n.now)) * 1000) AS bigint), "
+    "CASE WHEN l.expires_at <= n.now THEN 1 ELSE 0 END";
+constexpr std::string_view kPgNow = "(SELECT clock_timestamp() AS now) AS n";
+
+admin_sql postgresql(const std::string& table) {
+  admin_sql a;
+  a.kind = dialect_kind::postgresql;
+  const auto expand = [&](std::string_view text) { return expand_table_template(text, a.kind, table); };
+
+  // The candidates are picked by the expires_at index against one reading of the clock (a
+  // scalar subquery is evaluated once, so the index can use it) and locked with SKIP LOCKED, so
+  // the reaper never waits for a row another transaction holds. A CTE that locks rows runs
+  // exactly once. The DELETE re-checks expiry on the locked row: a renewal that committed
+  // before the lock was taken wins, one that comes after finds the row gone.
+  a.reap_batch = expand(
+      "WITH batch AS ("
+      " SELECT resource FROM {{table}}"
+      " WHERE expires_at <= (SELECT clock_timestamp() - CAST($2 AS bigint) * interval '1 millisecond')"
+      " ORDER BY expires_at LIMIT CAST($1 AS bigint) FOR UPDATE SKIP LOCKED)"
+      " DELETE FROM {{table}} AS l USING batch"
+      " WHERE l.resource = batch.resource"
+      " AND l.expires_at <= clock_timestamp() - CAST($2 AS bigint) * interval '1 millisecond'"
+      " RETURNING 1");
+
+  a.list_locks = expand("SELECT " + std::string(kPgColumns) + " FROM {{table}} AS l CROSS JOIN " +
+                        std::string(kPgNow) + " ORDER BY l.resource");
+  a.find_lock = expand("SELECT " + std::string(kPgColumns) + " FROM {{table}} AS l CROSS JOIN " +
+                       std::string(kPgNow) + " WHERE l.resource = $1");
+
+  // pg_locks spells an advisory key as (classid, objid, objsubid): objsubid 1 is one bigint
+  // key split into its high and low 32 bits; objsubid 2 is two int4 keys stored as unsigned oids.
+  constexpr std::string_view kSigned32 =
+      "(CASE WHEN CAST(%s AS bigint) >= 2147483648 THEN CAST(%s AS bigint) - 4294967296 "
+      "ELSE CAST(%s AS bigint) END)";
+  auto signed32 = [&](std::string_view col) {
+    std::string out(kSigned32);
+    for (std::size_t p; (p = out.find("%s")) != std::string::npos;) out.replace(p, 2, col);
+    return out;
+  };
+  a.advisory_locks =
+      "SELECT pid, "
+      "CASE WHEN objsubid = 1 THEN (CAST(classid AS bigint) << 32) | CAST(objid AS bigint) "
+      "ELSE " + signed32("classid") + " END, "
+      "CASE WHEN objsubid = 2 THEN " + signed32("objid") + " END, "
+      "mode, CASE WHEN granted THEN 1 ELSE 0 END "
+      "FROM pg_locks WHERE locktype = 'advisory' "
+      "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+      "ORDER BY objsubid, classid, objid, granted DESC, pid";
+
+  // The NOTIFY wakes waiters at once, as an ordinary release does; it is sent on commit.
+  a.force_release = expand(
+      "WITH gone AS (DELETE FROM {{table}} WHERE resource = $1 RETURNING *) "
+      "SELECT " + std::string(kPgColumns) + ", pg_notify(CAST($2 AS text), l.resource) "
+      "FROM gone AS l CROSS JOIN " + std::string(kPgNow));
+  return a;
+}
+
+// MySQL: UTC_TIMESTAMP(6) is fixed for the whole statement.
+constexpr std::string_view kMyColumns =
+    "resource, owner_token, holder_host, holder_pid, holder_thread, count, fence, "
+    "CONCAT(LEFT(DATE_FORMAT(acquired_at, '%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z'), "
+    "TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000, "
+    "expires_at <= UTC_TIMESTAMP(6)";
+
+admin_sql mysql(const std::string& table) {
+  admin_sql a;
+  a.kind = dialect_kind::mysql;
+  a.begin = "START TRANSACTION";
+  const auto expand = [&](std::string_view text) { return expand_table_template(text, a.kind, table); };
+
+  // DELETE has neither SKIP LOCKED nor a LIMIT inside a subquery of its own table, so one batch
+  // is a short transaction: lock the candidates with SKIP LOCKED (MySQL 8, MariaDB 10.6+), then
+  // delete exactly those by primary key, re-checking expiry. READ COMMITTED takes record locks
+  // only; REPEATABLE READ would also lock the index gaps the range scan passes, blocking
+  // acquires that insert new rows there.
+  a.reap_in_transaction = true;
+  a.reap_isolation = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED";
+  a.reap_select = expand(
+      "SELECT resource FROM {{table}} "
+      "WHERE expires_at <= UTC_TIMESTAMP(6) - INTERVAL $2 * 1000 MICROSECOND "
+      "ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED");
+  // A fixed number of keys keeps one prepared statement; unused slots are bound to NULL, which
+  // matches nothing.
+  a.reap_delete_keys = 100;
+  std::string keys;
+  for (std::size_t i = 0; i < a.reap_delete_keys; ++i)
+    keys += (i ? ", $" : "$") + std::to_string(i + 2);
+  // FORCE INDEX (PRIMARY) (which needs the multi-table DELETE form): with bound keys the
+  // optimizer may otherwise scan the expires_at range and wait for rows other transactions hold.
+  a.reap_delete = expand(
+      "DELETE l FROM {{table}} AS l FORCE INDEX (PRIMARY) "
+      "WHERE l.resource IN (" + keys + ") AND l.expires_at <= UTC_TIMESTAMP(6) - INTERVAL $1 * 1000 MICROSECOND");
+
+  a.list_locks = expand("SELECT " + std::string(kMyColumns) + " FROM {{table}} ORDER BY resource");
+  a.find_lock = expand("SELECT " + std::string(kMyColumns) + " FROM {{table}} WHERE resource = $1");
+
+  // No DELETE … RETURNING: read the row under a lock, then delete it in the same transaction.
+  a.force_release_in_transaction = true;
+  a.force_release_select =
+      expand("SELECT " + std::string(kMyColumns) + " FROM {{table}} WHERE resource = $1 FOR UPDATE");
+  a.force_release = expand("DELETE FROM {{table}} WHERE resource = $1");
+  return a;
+}
+
+// SQLite: 'now' is fixed for the statement; times are stored as 'YYYY-MM-DD HH:MM:SS.SSS' UTC.
+constexpr std::string_view kLiteColumns =
+    "resource, owner_token, holder_host, holder_pid, holder_thread, count, fence, "
+    "replace(acquired_at, ' ', 'T') || 'Z', "
+    "CAST(ROUND((julianday(expires_at) - julianday('now')) * 86400000) AS INTEGER), "
+    "expires_at <= strftime('%Y-%m-%d %H:%M:%f', 'now')";
+
+admin_sql sqlite(const std::string& table) {
+  admin_sql a;
+  a.kind = dialect_kind::sqlite;
+  const auto expand = [&](std::string_view text) { return expand_table_template(text, a.kind, table); };
+
+  // SQLite has one writer and no row locks, so one statement is atomic; it waits for another
+  // writer up to the busy timeout. The cut-off is the same text expression in both places.
+  constexpr std::string_view kCutoff = "strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || ($2 / 1000.0) || ' seconds')";
+  a.reap_batch = expand("DELETE FROM {{table}} WHERE resource IN (SELECT resource FROM {{table}} WHERE expires_at <= " +
+                        std::string(kCutoff) + " ORDER BY expires_at LIMIT $1) AND expires_at <= " +
+                        std::string(kCutoff) + " RETURNING 1");
+
+  a.list_locks = expand("SELECT " + std::string(kLiteColumns) + " FROM {{table}} ORDER BY resource");
+  a.find_lock = expand("SELECT " + std::string(kLiteColumns) + " FROM {{table}} WHERE resource = $1");
+  a.force_release = expand("DELETE FROM {{table}} WHERE resource = $1 RETURNING " + std::string(kLiteColumns));
+  return a;
+}
+
+}  // namespace
+
+std::shared_ptr<const admin_sql> make_admin_sql(dialect_kind kind, const std::string& table) {
+  switch (kind) {
+    case dialect_kind::postgresql: return std::make_shared<const admin_sql>(postgresql(table));
+    case dialect_kind::mysql: return std::make_shared<const admin_sql>(mysql(table));
+    case dialect_kind::sqlite: return std::make_shared<const admin_sql>(sqlite(table));
+  }
+  throw not_supported("unknown dialect");
+}
+
+}  // namespace sqllock::detail

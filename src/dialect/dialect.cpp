@@ -1,0 +1,44 @@
+#include "dialect/dialect.hpp"
+
+#include <string_view>
+
+namespace sqllock::detail {
+
+std::shared_ptr<const dialect_sql> make_dialect_sql(dialect_kind kind, const std::string& table) {
+  switch (kind) {
+    case dialect_kind::postgresql: return std::make_shared<const dialect_sql>(make_postgresql_sql(table));
+    case dialect_kind::mysql: return std::make_shared<const dialect_sql>(make_mysql_sql(table));
+    case dialect_kind::sqlite: return std::make_shared<const dialect_sql>(make_sqlite_sql(table));
+  }
+  throw not_supported("unknown dialect");
+}
+
+error_kind classify(dialect_kind kind, const backend_error& e) {
+  const std::string_view state = e.sqlstate();
+  const std::string_view what = e.what();
+  switch (kind) {
+    case dialect_kind::postgresql:
+      if (state == "42P01") return error_kind::undefined_table;
+      if (state == "55P03") return error_kind::lock_not_available;
+      if (state == "40P01") return error_kind::deadlock;
+      if (state == "40001") return error_kind::serialization;
+      return error_kind::other;
+    case dialect_kind::mysql:
+      switch (e.vendor_code()) {
+        case 1146: return error_kind::undefined_table;      // ER_NO_SUCH_TABLE
+        case 1205:                                            // ER_LOCK_WAIT_TIMEOUT (also MariaDB NOWAIT)
+        case 3572: return error_kind::lock_not_available;   // ER_LOCK_NOWAIT (MySQL 8)
+        case 1213: return error_kind::deadlock;             // ER_LOCK_DEADLOCK
+        default: return error_kind::other;
+      }
+    case dialect_kind::sqlite:
+      if (what.find("no such table") != std::string_view::npos) return error_kind::undefined_table;
+      if ((e.vendor_code() & 0xff) == 5 || (e.vendor_code() & 0xff) == 6 ||
+          what.find("database is locked") != std::string_view::npos)
+        return error_kind::serialization;  // SQLITE_BUSY / SQLITE_LOCKED after the busy timeout
+      return error_kind::other;
+  }
+  return error_kind::other;
+}
+
+}  // namespace sqllock::detail

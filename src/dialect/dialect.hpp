@@ -1,0 +1,85 @@
+// The SQL text and capabilities of one dialect, with the lock table name already filled in.
+//
+// The core decides what to do; a dialect says how to say it in SQL. Every statement uses $1, $2 …
+// placeholders (see driver/placeholders.hpp); values are never spliced into the text.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "sqllock/database.hpp"
+#include "sqllock/error.hpp"
+
+namespace sqllock::detail {
+
+// What a backend_error means to the core, independent of dialect.
+enum class error_kind {
+  other,
+  undefined_table,    // the lock table or history table does not exist: run migrate
+  lock_not_available, // NOWAIT failed or lock_timeout / innodb_lock_wait_timeout fired
+  deadlock,           // the server chose this statement as a deadlock victim
+  serialization,      // transient conflict; the statement may be retried (SQLite BUSY)
+};
+
+struct dialect_sql {
+  dialect_kind kind{};
+  std::string dir_name;  // migrations/<dir_name>/
+
+  // ---- capabilities
+  bool transactional_ddl = false;  // DDL can be rolled back with the transaction
+
+  // ---- transactions
+  std::string begin = "BEGIN";
+  std::string commit = "COMMIT";
+  std::string rollback = "ROLLBACK";
+
+  // ---- migrations
+  // When true, migration_lock starts a transaction that serialises all writers (SQLite's
+  // BEGIN IMMEDIATE) and migration_unlock commits it; every migration then runs inside it.
+  bool migration_lock_is_transaction = false;
+  std::string migration_lock;    // $1 = lock table name; one row whose first field is "1" when taken
+  std::string migration_unlock;  // $1 = lock table name
+  std::string create_history;    // creates sqllock_schema_migrations if missing
+  std::string select_history;    // $1 = lock table → rows (version, name, checksum), by version
+  std::string insert_history;    // $1 = lock table, $2 = version, $3 = name, $4 = checksum
+
+  // ---- table locks
+  // acquire: $1 resource, $2 owner token, $3 holder session, $4 host, $5 pid, $6 thread,
+  // $7 lease ms, $8 auto_renew (0/1). Inserts, re-enters (same owner, live lease: count + 1, same
+  // fence) or takes over an expired row (count 1, new fence), in one statement. Returns
+  // (count, fence) when acquired and nothing when another owner holds a live lease — unless
+  // acquire_reads_back, when it returns no rows and reports success as affected rows > 0, and
+  // acquire_readback ($1 resource, $2 owner) then reads (count, fence).
+  std::string acquire;
+  bool acquire_reads_back = false;
+  std::string acquire_readback;
+  // $1 resource → (milliseconds left of its lease, ≥ 0); no row when there is none.
+  std::string lease_remaining;
+  // $1 resource, $2 owner, $3 fence, $4 expected count (> 1) → affected 1 when decremented.
+  std::string release_decrement;
+  // $1 resource, $2 owner, $3 fence, $4 wake-up channel (PostgreSQL only) → one row or affected
+  // 1 when deleted. Deletes whatever the count: used for the last level and for orphans.
+  std::string release_delete;
+  // $1 holder session: extends every live auto-renew lease of the session by its lease_ms.
+  // Returns (resource, owner, fence) of each lease still held — unless renew_reads_back, when
+  // renew_readback ($1 holder session) reads them.
+  std::string renew;
+  bool renew_reads_back = false;
+  std::string renew_readback;
+
+  // ---- wake-ups (PostgreSQL LISTEN/NOTIFY); empty channel when the dialect has none.
+  std::string wakeup_channel;
+};
+
+// The statements for `kind` and the (validated, unquoted) lock table name.
+std::shared_ptr<const dialect_sql> make_dialect_sql(dialect_kind kind, const std::string& table);
+
+// Classifies a server error for the core (SQLSTATE, vendor code, or message for SQLite).
+error_kind classify(dialect_kind kind, const backend_error& e);
+
+// One builder per dialect, in dialect/<name>.cpp.
+dialect_sql make_postgresql_sql(const std::string& table);
+dialect_sql make_mysql_sql(const std::string& table);
+dialect_sql make_sqlite_sql(const std::string& table);
+
+}  // namespace sqllock::detail

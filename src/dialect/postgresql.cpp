@@ -1,0 +1,92 @@
+// PostgreSQL 12+ statements.
+#include <string_view>
+
+#include "core/sql_text.hpp"
+#include "dialect/dialect.hpp"
+
+namespace sqllock::detail {
+namespace {
+
+// The first 8 bytes of sha256('sqllock.migrate.' || $1) as a signed bigint. CAST, not '::', so
+// the text survives SOCI's ':name' placeholder parsing.
+constexpr std::string_view kMigrationKey =
+    "CAST(CAST('x' || left(encode(sha256(convert_to('sqllock.migrate.' || CAST($1 AS text), "
+    "'UTF8')), 'hex'), 16) AS bit(64)) AS bigint)";
+
+}  // namespace
+
+dialect_sql make_postgresql_sql(const std::string& table) {
+  dialect_sql d;
+  d.kind = dialect_kind::postgresql;
+  d.dir_name = "postgresql";
+  d.transactional_ddl = true;
+
+  // A session-level advisory lock keyed by the lock table's name. The key is the first 8 bytes
+  // of sha256('sqllock.migrate.' || table), so every client computes the same one.
+  d.migration_lock =
+      "SELECT 1 FROM (SELECT pg_advisory_lock(" + std::string(kMigrationKey) + ")) AS t";
+  d.migration_unlock =
+      "SELECT pg_advisory_unlock(" + std::string(kMigrationKey) + ")";
+  d.create_history =
+      "CREATE TABLE IF NOT EXISTS sqllock_schema_migrations ("
+      " lock_table text NOT NULL, version integer NOT NULL, name text NOT NULL,"
+      " checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT clock_timestamp(),"
+      " PRIMARY KEY (lock_table, version))";
+  d.select_history =
+      "SELECT version, name, checksum FROM sqllock_schema_migrations WHERE lock_table = $1 ORDER BY version";
+  d.insert_history =
+      "INSERT INTO sqllock_schema_migrations (lock_table, version, name, checksum) VALUES ($1, CAST($2 AS integer), $3, $4)";
+
+  // Take-over and re-entry are decided against EXCLUDED.acquired_at, so the whole statement
+  // uses one reading of clock_timestamp() (now() would be the transaction's start time).
+  constexpr std::string_view kAcquire = R"(
+INSERT INTO {{table}} AS l (resource, owner_token, holder_session, count, fence, holder_host,
+    holder_pid, holder_thread, lease_ms, auto_renew, acquired_at, renewed_at, expires_at)
+SELECT CAST($1 AS text), CAST($2 AS text), CAST($3 AS text), 1, nextval('{{table_fence_seq}}'),
+    CAST($4 AS text), CAST($5 AS bigint), CAST($6 AS text), CAST($7 AS bigint), CAST($8 AS integer) <> 0,
+    t.now, t.now, t.now + CAST($7 AS bigint) * interval '1 millisecond'
+FROM (SELECT clock_timestamp() AS now) AS t
+ON CONFLICT (resource) DO UPDATE SET
+    count = CASE WHEN l.owner_token = EXCLUDED.owner_token AND l.expires_at > EXCLUDED.acquired_at
+                 THEN l.count + 1 ELSE 1 END,
+    fence = CASE WHEN l.owner_token = EXCLUDED.owner_token AND l.expires_at > EXCLUDED.acquired_at
+                 THEN l.fence ELSE EXCLUDED.fence END,
+    acquired_at = CASE WHEN l.owner_token = EXCLUDED.owner_token AND l.expires_at > EXCLUDED.acquired_at
+                 THEN l.acquired_at ELSE EXCLUDED.acquired_at END,
+    owner_token = EXCLUDED.owner_token,
+    holder_session = EXCLUDED.holder_session,
+    holder_host = EXCLUDED.holder_host,
+    holder_pid = EXCLUDED.holder_pid,
+    holder_thread = EXCLUDED.holder_thread,
+    lease_ms = EXCLUDED.lease_ms,
+    auto_renew = EXCLUDED.auto_renew,
+    renewed_at = EXCLUDED.renewed_at,
+    expires_at = EXCLUDED.expires_at
+WHERE l.owner_token = EXCLUDED.owner_token OR l.expires_at <= EXCLUDED.acquired_at
+RETURNING count, fence)";
+  d.acquire = expand_table_template(kAcquire, d.kind, table);
+  d.lease_remaining = expand_table_template(
+      "SELECT GREATEST(0, CAST(EXTRACT(EPOCH FROM (expires_at - clock_timestamp())) * 1000 AS bigint)) "
+      "FROM {{table}} WHERE resource = $1",
+      d.kind, table);
+  d.release_decrement = expand_table_template(
+      "UPDATE {{table}} SET count = count - 1 "
+      "WHERE resource = $1 AND owner_token = $2 AND fence = CAST($3 AS bigint) AND count = CAST($4 AS bigint)",
+      d.kind, table);
+  // The NOTIFY is delivered when the DELETE commits, waking waiters on other connections.
+  d.release_delete = expand_table_template(
+      "WITH gone AS (DELETE FROM {{table}} "
+      "WHERE resource = $1 AND owner_token = $2 AND fence = CAST($3 AS bigint) RETURNING resource) "
+      "SELECT pg_notify(CAST($4 AS text), resource) FROM gone",
+      d.kind, table);
+  d.renew = expand_table_template(
+      "UPDATE {{table}} SET renewed_at = t.now, expires_at = t.now + lease_ms * interval '1 millisecond' "
+      "FROM (SELECT clock_timestamp() AS now) AS t "
+      "WHERE holder_session = $1 AND auto_renew AND expires_at > t.now "
+      "RETURNING resource, owner_token, fence",
+      d.kind, table);
+  d.wakeup_channel = "sqllock_" + table;
+  return d;
+}
+
+}  // namespace sqllock::detail

@@ -1,0 +1,101 @@
+#include "dialect/row_lock_sql.hpp"
+
+#include <map>
+#include <mutex>
+#include <string_view>
+#include <utility>
+
+#include "core/sql_text.hpp"
+
+namespace sqllock::detail {
+namespace {
+
+row_lock_sql postgresql(const std::string& table) {
+  const auto t = [&](std::string_view text) { return expand_table_template(text, dialect_kind::postgresql, table); };
+  row_lock_sql s;
+  s.kind = dialect_kind::postgresql;
+  s.supported = true;
+  s.ensure_before_begin = false;
+  s.errors_abort_transaction = true;
+  s.probe_in_caller_transaction = true;  // a READ COMMITTED read takes no lasting snapshot
+  s.probe = t("SELECT 1 FROM {{table_rows}} WHERE resource = $1");
+  // DO NOTHING on a committed row neither writes nor locks, so it never waits for a holder.
+  s.ensure = t("INSERT INTO {{table_rows}} (resource) VALUES ($1) ON CONFLICT (resource) DO NOTHING");
+  s.lock = t("SELECT 1 FROM {{table_rows}} WHERE resource = $1 FOR UPDATE");
+  s.lock_nowait = t("SELECT 1 FROM {{table_rows}} WHERE resource = $1 FOR UPDATE NOWAIT");
+  // set_config(…, true) is SET LOCAL with a bound value: it ends with the transaction and is
+  // undone by ROLLBACK TO SAVEPOINT. lock_timeout = 0 would mean "no limit", hence the minimum 1.
+  s.timeout_unit_ms = 1;
+  s.timeout_min = 1;
+  s.timeout_shortest = 1;
+  s.timeout_is_transaction_local = true;
+  s.timeout_get = "SELECT current_setting('lock_timeout')";
+  s.timeout_set = "SELECT set_config('lock_timeout', CAST($1 AS text) || 'ms', true)";
+  s.timeout_restore = "SELECT set_config('lock_timeout', $1, true)";
+  s.savepoint = "SAVEPOINT sqllock_row_lock";
+  s.release_savepoint = "RELEASE SAVEPOINT sqllock_row_lock";
+  s.rollback_to_savepoint = "ROLLBACK TO SAVEPOINT sqllock_row_lock";
+  return s;
+}
+
+row_lock_sql mysql(const std::string& table) {
+  const auto t = [&](std::string_view text) { return expand_table_template(text, dialect_kind::mysql, table); };
+  row_lock_sql s;
+  s.kind = dialect_kind::mysql;
+  s.supported = true;
+  s.ensure_before_begin = true;
+  s.errors_abort_transaction = false;  // a lock wait timeout rolls back the statement only
+  s.probe_in_caller_transaction = false;
+  s.probe = t("SELECT 1 FROM {{table_rows}} WHERE resource = $1");
+  // Not INSERT IGNORE: on an existing key that takes a *shared* lock, and two shared holders that
+  // both go on to FOR UPDATE deadlock. ON DUPLICATE KEY UPDATE takes the exclusive lock at once, so
+  // in a caller's transaction (no probe) it is what waits for the holder.
+  s.ensure = t("INSERT INTO {{table_rows}} (resource) VALUES ($1) ON DUPLICATE KEY UPDATE resource = resource");
+  s.lock = t("SELECT 1 FROM {{table_rows}} WHERE resource = $1 FOR UPDATE");
+  // MySQL 8.0.1+ and MariaDB 10.3+.
+  s.lock_nowait = t("SELECT 1 FROM {{table_rows}} WHERE resource = $1 FOR UPDATE NOWAIT");
+  // innodb_lock_wait_timeout counts whole seconds, at least 1 on MySQL 8. MariaDB's per-statement
+  // `WAIT n` is no finer (WAIT 0.5 acts as NOWAIT) and MySQL 8 lacks it, so the session variable
+  // is used, read first and put back afterwards.
+  s.timeout_unit_ms = 1000;
+  s.timeout_min = 1;
+  // 0 makes MariaDB 10.3+ fail a lock wait at once; MySQL 8 raises it to its minimum, 1 s.
+  s.timeout_shortest = 0;
+  s.timeout_is_transaction_local = false;
+  s.timeout_get = "SELECT @@SESSION.innodb_lock_wait_timeout";
+  s.timeout_set = "SET SESSION innodb_lock_wait_timeout = $1";
+  s.timeout_restore = "SET SESSION innodb_lock_wait_timeout = CAST($1 AS UNSIGNED)";
+  return s;
+}
+
+row_lock_sql sqlite() {
+  row_lock_sql s;
+  s.kind = dialect_kind::sqlite;
+  s.supported = false;
+  return s;
+}
+
+}  // namespace
+
+std::shared_ptr<const row_lock_sql> row_lock_statements(dialect_kind kind, const std::string& table) {
+  // Building the text costs little, but every with_row_lock call asks: keep one per table.
+  static std::mutex mu;
+  static std::map<std::pair<dialect_kind, std::string>, std::shared_ptr<const row_lock_sql>> cache;
+  std::lock_guard lock(mu);
+  auto& slot = cache[{kind, table}];
+  if (!slot) {
+    switch (kind) {
+      case dialect_kind::postgresql: slot = std::make_shared<const row_lock_sql>(postgresql(table)); break;
+      case dialect_kind::mysql: slot = std::make_shared<const row_lock_sql>(mysql(table)); break;
+      case dialect_kind::sqlite: slot = std::make_shared<const row_lock_sql>(sqlite()); break;
+    }
+  }
+  if (!slot) throw not_supported("unknown dialect");
+  return slot;
+}
+
+bool is_no_transaction_error(dialect_kind kind, const backend_error& e) {
+  return kind == dialect_kind::postgresql && e.sqlstate() == "25P01";
+}
+
+}  // namespace sqllock::detail

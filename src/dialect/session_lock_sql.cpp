@@ -1,0 +1,101 @@
+// PostgreSQL advisory-lock and MySQL GET_LOCK statements. CAST(… AS …) rather than '::', so the
+// text survives SOCI's ':name' placeholder parsing.
+#include "dialect/session_lock_sql.hpp"
+
+#include "sqllock/error.hpp"
+
+namespace sqllock::detail {
+namespace {
+
+constexpr const char* kKeyArgs[2] = {"CAST($1 AS bigint)", "CAST($1 AS integer), CAST($2 AS integer)"};
+
+// pg_<prefix>advisory_<infix>lock[_shared](key…)
+std::string call(const std::string& prefix, const std::string& infix, int kind, int mode) {
+  return "pg_" + prefix + "advisory_" + infix + (mode == 1 ? "_shared(" : "(") + kKeyArgs[kind] + ")";
+}
+
+advisory_sql make_advisory_sql() {
+  advisory_sql s;
+  for (int kind = 0; kind < 2; ++kind) {
+    for (int mode = 0; mode < 2; ++mode) {
+      s.try_lock[kind][mode] = "SELECT " + call("try_", "lock", kind, mode);
+      s.try_xact_lock[kind][mode] = "SELECT " + call("try_", "xact_lock", kind, mode);
+      // The lock functions return void; wrapping them gives every driver an ordinary row.
+      s.lock[kind][mode] = "SELECT 1 FROM (SELECT " + call("", "lock", kind, mode) + ") AS l";
+      s.xact_lock[kind][mode] = "SELECT 1 FROM (SELECT " + call("", "xact_lock", kind, mode) + ") AS l";
+      s.unlock[kind][mode] = "SELECT " + call("", "unlock", kind, mode);
+    }
+  }
+  // pg_locks shows a bigint key as (high half, low half, 1) and two integer keys as (first,
+  // second, 2); advisory locks are per database, so the database column must match too.
+  s.held =
+      "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted"
+      " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+      " AND CAST(classid AS bigint) = CAST($1 AS bigint) AND CAST(objid AS bigint) = CAST($2 AS bigint)"
+      " AND objsubid = CAST($3 AS integer) AND mode = CAST($4 AS text)";
+  s.set_lock_timeout = "SELECT set_config('lock_timeout', CAST($1 AS text), false)";
+  s.set_local_lock_timeout = "SELECT set_config('lock_timeout', CAST($1 AS text), true)";
+  s.reset_lock_timeout = "RESET lock_timeout";
+  s.unlock_all = "SELECT pg_advisory_unlock_all()";
+  s.savepoint = "SAVEPOINT sqllock_advisory";
+  s.rollback_to_savepoint = "ROLLBACK TO SAVEPOINT sqllock_advisory";
+  s.release_savepoint = "RELEASE SAVEPOINT sqllock_advisory";
+  s.current_lock_timeout = "SELECT current_setting('lock_timeout')";
+  return s;
+}
+
+named_lock_sql make_named_lock_sql() {
+  named_lock_sql s;
+  s.get_lock = "SELECT GET_LOCK($1, $2)";
+  s.release_lock = "SELECT RELEASE_LOCK($1)";
+  s.release_all = "SELECT RELEASE_ALL_LOCKS()";
+  return s;
+}
+
+}  // namespace
+
+const advisory_sql& advisory_statements(dialect_kind kind) {
+  static const advisory_sql statements = make_advisory_sql();
+  switch (kind) {
+    case dialect_kind::postgresql: return statements;
+    case dialect_kind::mysql:
+      throw not_supported("advisory locks (sqllock::advisory_lock) need PostgreSQL; on MySQL/MariaDB use "
+                          "sqllock::named_lock (GET_LOCK) or sqllock::table_lock");
+    case dialect_kind::sqlite: break;
+  }
+  throw not_supported("advisory locks (sqllock::advisory_lock) need PostgreSQL; on SQLite use sqllock::table_lock");
+}
+
+const named_lock_sql& named_lock_statements(dialect_kind kind) {
+  static const named_lock_sql statements = make_named_lock_sql();
+  switch (kind) {
+    case dialect_kind::mysql: return statements;
+    case dialect_kind::postgresql:
+      throw not_supported("named locks (sqllock::named_lock, GET_LOCK) need MySQL or MariaDB; on PostgreSQL use "
+                          "sqllock::advisory_lock or sqllock::table_lock");
+    case dialect_kind::sqlite: break;
+  }
+  throw not_supported("named locks (sqllock::named_lock, GET_LOCK) need MySQL or MariaDB; on SQLite use "
+                      "sqllock::table_lock");
+}
+
+const std::vector<std::string>& session_reset_statements(dialect_kind kind) {
+  // ROLLBACK outside a transaction is only a warning on both servers.
+  static const std::vector<std::string> postgresql = {"ROLLBACK", "SELECT pg_advisory_unlock_all()",
+                                                      "RESET lock_timeout"};
+  static const std::vector<std::string> mysql = {"ROLLBACK", "SELECT RELEASE_ALL_LOCKS()"};
+  static const std::vector<std::string> none;
+  switch (kind) {
+    case dialect_kind::postgresql: return postgresql;
+    case dialect_kind::mysql: return mysql;
+    case dialect_kind::sqlite: break;
+  }
+  return none;
+}
+
+const std::string& keepalive_statement(dialect_kind) {
+  static const std::string ping = "SELECT 1";
+  return ping;
+}
+
+}  // namespace sqllock::detail

@@ -1,0 +1,65 @@
+// SQL for the database-native session locks: PostgreSQL advisory locks and MySQL/MariaDB
+// GET_LOCK. Kept apart from dialect_sql because these statements do not touch the lock table and
+// exist only on one dialect each; asking for them on another dialect throws not_supported.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sqllock/database.hpp"
+
+namespace sqllock::detail {
+
+// Index into the per-key-kind and per-mode arrays below.
+enum class advisory_key_kind { single = 0, pair = 1 };  // one bigint, or two integers
+enum class lock_mode { exclusive = 0, shared = 1 };
+
+// PostgreSQL pg_advisory_* statements. The key is bound as $1 (bigint) or $1, $2 (integers);
+// any further parameter follows it.
+struct advisory_sql {
+  // [key kind][mode]; each returns one row whose first field is "t" when the lock was taken.
+  std::string try_lock[2][2];       // pg_try_advisory_lock[_shared]
+  std::string try_xact_lock[2][2];  // pg_try_advisory_xact_lock[_shared]
+  // [key kind][mode]; each waits (bounded by lock_timeout) and returns one row.
+  std::string lock[2][2];           // pg_advisory_lock[_shared]
+  std::string xact_lock[2][2];      // pg_advisory_xact_lock[_shared]
+  // [key kind][mode]; one row whose first field is "t" when a level was released, "f" when this
+  // session did not hold the lock (the server also logs a warning then).
+  std::string unlock[2][2];
+  // $1 classid, $2 objid, $3 objsubid (1: bigint key, 2: two integers), $4 pg_locks mode →
+  // one row, one field: how many granted advisory locks of this session and database match.
+  std::string held;
+  // $1 = a lock_timeout value such as "250ms" ("0" disables it); for the session / for the
+  // current transaction only.
+  std::string set_lock_timeout;
+  std::string set_local_lock_timeout;
+  std::string reset_lock_timeout;  // back to the connection's default (exec_direct)
+  std::string unlock_all;          // pg_advisory_unlock_all(): drops every session-level lock
+  // A bounded wait inside the caller's transaction runs in this savepoint (exec_direct), so a
+  // timeout aborts only the savepoint, not the caller's transaction.
+  std::string savepoint;
+  std::string rollback_to_savepoint;
+  std::string release_savepoint;
+  std::string current_lock_timeout;  // one row: the lock_timeout in force, as SET accepts it
+};
+
+// MySQL / MariaDB user-level lock statements. $1 is always the (already mapped) server name.
+struct named_lock_sql {
+  std::string get_lock;       // $1 name, $2 timeout in seconds as decimal text → "1", "0" or NULL
+  std::string release_lock;   // $1 name → "1" released, "0" held by another session, NULL unknown
+  std::string release_all;    // RELEASE_ALL_LOCKS(): drops every lock of this session
+};
+
+// The statements for `kind`; throws not_supported (naming the lock kind to use instead) when the
+// dialect has no such locks.
+const advisory_sql& advisory_statements(dialect_kind kind);
+const named_lock_sql& named_lock_statements(dialect_kind kind);
+
+// A statement that proves the session is alive: one round trip, no side effects.
+const std::string& keepalive_statement(dialect_kind kind);
+
+// Statements (exec_direct, in order) that return a session to a clean state before it goes back
+// to the pool: end any transaction, drop every session-level lock, restore settings.
+const std::vector<std::string>& session_reset_statements(dialect_kind kind);
+
+}  // namespace sqllock::detail

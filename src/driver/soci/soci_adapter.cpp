@@ -1,0 +1,51 @@
+// Glue for include/sqllock/adapters/soci.hpp: wraps the application's session as a connection
+// (not owned) and hands it to the core. No lock semantics here.
+#include "sqllock/adapters/soci.hpp"
+
+#include <soci/mysql/soci-mysql.h>
+
+#include "core/row_lock_core.hpp"
+#include "driver/soci/soci_backend.hpp"
+#include "driver/soci/soci_connection.hpp"
+#include "sqllock/error.hpp"
+
+namespace sqllock::detail {
+namespace {
+
+// Whether a MySQL session is inside a transaction, from the status the server sent with its last
+// reply: a BEGIN / START TRANSACTION ran, or autocommit is off (the next statement starts one).
+// PostgreSQL needs no such check: the core's SAVEPOINT fails outside a transaction.
+SQLLOCK_SOCI_DOWNCAST bool mysql_in_transaction(soci::session& session) {
+  const MYSQL* conn = static_cast<soci::mysql_session_backend*>(session.get_backend())->conn_;
+  return conn != nullptr &&
+         ((conn->server_status & SERVER_STATUS_IN_TRANS) != 0 || (conn->server_status & SERVER_STATUS_AUTOCOMMIT) == 0);
+}
+
+}  // namespace
+
+bool soci_lock_row(soci::session& session, std::string_view name, row_wait_kind wait,
+                   std::chrono::steady_clock::time_point deadline, std::string_view table) {
+  if (session.get_backend() == nullptr) throw invalid_argument("lock_row: the soci::session is not connected");
+  const std::string backend = session.get_backend_name();
+  std::unique_ptr<soci_backend> wrapped;
+  dialect_kind dialect;
+  if (backend == "postgresql") {
+    dialect = dialect_kind::postgresql;
+    wrapped = borrow_soci_postgresql(session);
+  } else if (backend == "mysql") {
+    dialect = dialect_kind::mysql;
+    if (!mysql_in_transaction(session)) {
+      throw invalid_argument("a row lock needs a transaction, but the soci::session is in autocommit mode, where "
+                             "FOR UPDATE ends with its own statement; open a soci::transaction first");
+    }
+    wrapped = borrow_soci_mysql(session);
+  } else {
+    throw not_supported("row locks (SELECT … FOR UPDATE) need PostgreSQL or MySQL/MariaDB; this soci::session "
+                        "uses the '" + backend + "' backend" +
+                        (backend == "sqlite3" ? " (SQLite locks whole databases, not rows: use table_lock)" : ""));
+  }
+  soci_connection conn(std::move(wrapped), "the application's SOCI session");
+  return lock_row_in_caller_transaction(conn, dialect, table, name, {wait, deadline});
+}
+
+}  // namespace sqllock::detail

@@ -1,0 +1,124 @@
+// SOCI's postgresql backend: opening, reading PGresults, libpq errors.
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include <soci/postgresql/soci-postgresql.h>
+
+#include "driver/libpq_uri.hpp"
+#include "driver/soci/soci_backend.hpp"
+
+namespace sqllock::detail {
+namespace {
+
+struct pg_result_deleter {
+  void operator()(PGresult* r) const noexcept { PQclear(r); }
+};
+using pg_result_ptr = std::unique_ptr<PGresult, pg_result_deleter>;
+
+// The rows of `r` as libpq's text, and the rows it changed. The count comes from the command
+// tag: PostgreSQL also counts the rows a SELECT returned ("SELECT 3"), which are not changes.
+result to_result(const PGresult* r) {
+  result out;
+  if (r == nullptr) return out;
+  const int rows = PQntuples(r);
+  const int columns = PQnfields(r);
+  out.rows.reserve(static_cast<std::size_t>(rows));
+  for (int i = 0; i < rows; ++i) {
+    row& fields = out.rows.emplace_back();
+    fields.reserve(static_cast<std::size_t>(columns));
+    for (int c = 0; c < columns; ++c) {
+      if (PQgetisnull(r, i, c)) {
+        fields.emplace_back();
+      } else {
+        fields.emplace_back(std::in_place, PQgetvalue(r, i, c), static_cast<std::size_t>(PQgetlength(r, i, c)));
+      }
+    }
+  }
+  const char* tag = PQcmdStatus(const_cast<PGresult*>(r));
+  for (const char* changing : {"INSERT ", "UPDATE ", "DELETE ", "MERGE ", "COPY "}) {
+    if (std::strncmp(tag, changing, std::strlen(changing)) == 0) {
+      out.affected = std::strtoull(PQcmdTuples(const_cast<PGresult*>(r)), nullptr, 10);
+    }
+  }
+  return out;
+}
+
+// `state` if it is a SQLSTATE (five digits or capitals), "" otherwise.
+std::string valid_sqlstate(const std::string& state) {
+  if (state.size() != 5) return {};
+  for (char c : state) {
+    if (!((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z'))) return {};
+  }
+  return state;
+}
+
+SQLLOCK_SOCI_DOWNCAST const PGresult* last_result(soci::statement& st) noexcept {
+  return static_cast<soci::postgresql_statement_backend*>(st.get_backend())->result_.get_result();
+}
+
+class postgresql_backend final : public soci_backend {
+ public:
+  explicit postgresql_backend(std::unique_ptr<soci::session> session) : soci_backend(std::move(session)) {}
+  explicit postgresql_backend(soci::session& borrowed) : soci_backend(borrowed) {}
+
+  SQLLOCK_SOCI_DOWNCAST PGconn* native() noexcept {
+    return static_cast<soci::postgresql_session_backend*>(session_->get_backend())->conn_;
+  }
+
+  bool text_may_contain_nul() const noexcept override { return false; }
+
+  result run(soci_statement& st) override {
+    st.statement.execute(false);  // no into() elements: SOCI leaves the rows in its PGresult
+    return to_result(last_result(st.statement));
+  }
+
+  result run_direct(std::string_view sql) override {
+    pg_result_ptr r(PQexec(native(), std::string(sql).c_str()));
+    const ExecStatusType status = r ? PQresultStatus(r.get()) : PGRES_FATAL_ERROR;
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && status != PGRES_EMPTY_QUERY) {
+      const char* state = r ? PQresultErrorField(r.get(), PG_DIAG_SQLSTATE) : nullptr;
+      const std::string message = r ? PQresultErrorMessage(r.get()) : PQerrorMessage(native());
+      // Thrown as SOCI's own error so that classify() treats both paths alike.
+      throw soci::postgresql_soci_error(message, state != nullptr && std::strlen(state) == 5 ? state : "     ");
+    }
+    return to_result(r.get());
+  }
+
+  soci_failure classify(const soci::soci_error& e) override {
+    soci_failure f;
+    f.message = soci_trimmed(e.get_error_message());
+    // SOCI puts "Cannot execute query. Fatal error. " before libpq's message, which is the news.
+    if (const auto at = f.message.find("Fatal error. "); at != std::string::npos) f.message.erase(0, at + 13);
+    if (const auto* pg = dynamic_cast<const soci::postgresql_soci_error*>(&e)) {
+      f.sqlstate = valid_sqlstate(pg->sqlstate());
+    }
+    // Class 08 is "connection exception"; 57P01-57P03 are the server ending or refusing the
+    // session (pg_terminate_backend, shutdown, startup). libpq's status catches the rest, e.g. a
+    // socket closed without any message.
+    const bool session_ended = f.sqlstate.rfind("08", 0) == 0 || f.sqlstate == "57P01" ||
+                               f.sqlstate == "57P02" || f.sqlstate == "57P03";
+    f.connection_lost = session_ended || PQstatus(native()) != CONNECTION_OK ||
+                        e.get_error_category() == soci::soci_error::connection_error;
+    return f;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<soci_backend> borrow_soci_postgresql(soci::session& session) {
+  return std::make_unique<postgresql_backend>(session);
+}
+
+std::unique_ptr<soci_backend> open_soci_postgresql(const connection_spec& spec, std::chrono::milliseconds timeout) {
+  // SOCI hands the connect string to PQconnectdb unchanged, so a libpq URI works as is.
+  auto session = std::make_unique<soci::session>(soci::postgresql,
+                                                 libpq_uri_with_connect_timeout(spec.native_uri, timeout));
+  auto backend = std::make_unique<postgresql_backend>(std::move(session));
+  // libpq prints server NOTICEs (e.g. "table … does not exist, skipping") on stderr by default.
+  PQsetNoticeProcessor(backend->native(), [](void*, const char*) {}, nullptr);
+  return backend;
+}
+
+}  // namespace sqllock::detail

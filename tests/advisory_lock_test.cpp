@@ -1,0 +1,569 @@
+// advisory_lock and the transaction scope on PostgreSQL, over libpqxx and SOCI; not_supported
+// everywhere else.
+#include <atomic>
+#include <mutex>
+#include <random>
+#include <shared_mutex>
+#include <thread>
+
+#include "core/advisory_protocol.hpp"
+#include "sqllock/advisory_lock.hpp"
+#include "sqllock/error.hpp"
+#include "support/session_lock_fixture.hpp"
+
+namespace sqllock::test {
+namespace {
+
+using namespace std::chrono_literals;
+using clock_type = std::chrono::steady_clock;
+
+// The standard library's wrappers work with advisory_lock (TimedLockable and
+// SharedTimedLockable).
+template <class L>
+concept timed_lockable = requires(L& l) {
+  l.lock();
+  { l.try_lock() } -> std::same_as<bool>;
+  l.unlock();
+  { l.try_lock_for(1ms) } -> std::same_as<bool>;
+  { l.try_lock_until(clock_type::now()) } -> std::same_as<bool>;
+  { l.try_lock_until(std::chrono::system_clock::now()) } -> std::same_as<bool>;
+};
+template <class L>
+concept shared_timed_lockable = requires(L& l) {
+  l.lock_shared();
+  { l.try_lock_shared() } -> std::same_as<bool>;
+  l.unlock_shared();
+  { l.try_lock_shared_for(1ms) } -> std::same_as<bool>;
+  { l.try_lock_shared_until(clock_type::now()) } -> std::same_as<bool>;
+  { l.try_lock_shared_until(std::chrono::system_clock::now()) } -> std::same_as<bool>;
+};
+static_assert(timed_lockable<advisory_lock>);
+static_assert(shared_timed_lockable<advisory_lock>);
+static_assert(noexcept(std::declval<advisory_lock&>().unlock()));
+static_assert(noexcept(std::declval<advisory_lock&>().unlock_shared()));
+static_assert(std::is_constructible_v<std::unique_lock<advisory_lock>, advisory_lock&, std::try_to_lock_t>);
+static_assert(std::is_constructible_v<std::unique_lock<advisory_lock>, advisory_lock&, std::chrono::milliseconds>);
+static_assert(std::is_constructible_v<std::shared_lock<advisory_lock>, advisory_lock&, std::chrono::milliseconds>);
+static_assert(std::is_constructible_v<std::lock_guard<advisory_lock>, advisory_lock&>);
+static_assert(std::is_constructible_v<std::scoped_lock<advisory_lock>, advisory_lock&>);
+
+// pg_locks rows (any session) granted for `key` in `mode` ("ExclusiveLock" / "ShareLock"),
+// optionally only those of sessions with application_name `app`.
+std::int64_t granted(const database& db, const advisory_key& key, const std::string& mode = "ExclusiveLock",
+                     const std::string& app = "") {
+  const auto bits = static_cast<std::uint64_t>(key.value());
+  auto r = sql(db,
+               "SELECT COUNT(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+               "WHERE l.locktype = 'advisory' AND l.granted AND CAST(l.classid AS bigint) = CAST($1 AS bigint) "
+               "AND CAST(l.objid AS bigint) = CAST($2 AS bigint) AND l.objsubid = CAST($3 AS integer) "
+               "AND l.mode = $4 AND ($5 = '' OR a.application_name = $5)",
+               {static_cast<std::int64_t>(bits >> 32), static_cast<std::int64_t>(bits & 0xffffffffu),
+                std::int64_t{key.is_pair() ? 2 : 1}, mode, app});
+  return std::stoll(r.rows.at(0).at(0).value());
+}
+
+// The backend pid of the session holding `key`, or 0.
+std::int64_t holder_pid(const database& db, const advisory_key& key) {
+  const auto bits = static_cast<std::uint64_t>(key.value());
+  auto r = sql(db,
+               "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
+               "AND CAST(classid AS bigint) = CAST($1 AS bigint) AND CAST(objid AS bigint) = CAST($2 AS bigint) "
+               "AND objsubid = CAST($3 AS integer)",
+               {static_cast<std::int64_t>(bits >> 32), static_cast<std::int64_t>(bits & 0xffffffffu),
+                std::int64_t{key.is_pair() ? 2 : 1}});
+  return r.rows.empty() ? 0 : std::stoll(r.rows[0].at(0).value());
+}
+
+struct error_sink {
+  std::mutex mu;
+  std::vector<std::string> messages;
+  std::function<void(const std::exception&)> callback() {
+    return [this](const std::exception& e) {
+      std::lock_guard lock(mu);
+      messages.emplace_back(e.what());
+    };
+  }
+};
+
+class AdvisoryLockTest : public SessionLockTest {
+ protected:
+  // A key no other test run uses.
+  static advisory_key fresh_key() { return advisory_key::from_name(unique_name("adv")); }
+};
+
+TEST_P(AdvisoryLockTest, NameKeysEqualTheDocumentedSqlExpression) {
+  auto db = open();
+  for (const std::string& name : std::vector<std::string>{"job", "nightly-report", "A", "a", "user:42", "Grüße, 世界 🙂",
+                                 std::string(255, 'x'), std::string("tab\there")}) {
+    const auto expected = scalar(
+        db, "SELECT CAST(CAST('x' || left(encode(sha256(convert_to($1, 'UTF8')), 'hex'), 16) AS bit(64)) AS bigint)",
+        {name});
+    EXPECT_EQ(std::to_string(advisory_key::from_name(name).value()), expected) << name;
+  }
+  EXPECT_EQ(advisory_key::from_name("job").value(), 6812988570718632683);  // documented example
+  EXPECT_NE(advisory_key::from_name("A"), advisory_key::from_name("a"));
+}
+
+TEST_P(AdvisoryLockTest, TryLockExcludesOtherSessionsAndShowsInPgLocks) {
+  auto db1 = open();
+  auto db2 = open();
+  const auto key = fresh_key();
+  advisory_lock a(db1, key);
+  advisory_lock b(db2, key);
+  ASSERT_TRUE(a.try_lock());
+  EXPECT_TRUE(a.holds());
+  EXPECT_EQ(a.count(), 1);
+  EXPECT_EQ(granted(db2, key), 1);
+  EXPECT_FALSE(b.try_lock());
+  EXPECT_FALSE(b.holds());
+  a.unlock();
+  EXPECT_FALSE(a.holds());
+  EXPECT_EQ(granted(db2, key), 0);
+  EXPECT_TRUE(b.try_lock());
+  b.unlock();
+}
+
+TEST_P(AdvisoryLockTest, NamedLocksUseTheirNamesKey) {
+  auto db = open();
+  const std::string name = unique_name("named");
+  advisory_lock lock(db, name);
+  EXPECT_EQ(lock.name(), name);
+  EXPECT_EQ(lock.key(), advisory_key::from_name(name));
+  std::lock_guard guard(lock);
+  EXPECT_EQ(granted(db, advisory_key::from_name(name)), 1);
+}
+
+TEST_P(AdvisoryLockTest, ReentryStacksLikePostgresAndOverReleaseIsNotHeld) {
+  auto db1 = open();
+  auto db2 = open();
+  const auto key = fresh_key();
+  error_sink errors;
+  advisory_lock_options o;
+  o.on_unlock_error = errors.callback();
+  advisory_lock a(db1, key, o);
+  advisory_lock b(db2, key);
+  a.lock();
+  ASSERT_TRUE(a.try_lock());
+  EXPECT_EQ(a.count(), 2);
+  a.unlock();
+  EXPECT_EQ(a.count(), 1);
+  EXPECT_FALSE(b.try_lock()) << "one of two levels is still held";
+  a.unlock();
+  EXPECT_EQ(a.count(), 0);
+  EXPECT_TRUE(b.try_lock());
+  b.unlock();
+
+  EXPECT_THROW(a.release(), not_held);
+  a.unlock();  // reported, not thrown
+  std::lock_guard lock(errors.mu);
+  ASSERT_EQ(errors.messages.size(), 1u);
+  EXPECT_NE(errors.messages[0].find("not held"), std::string::npos) << errors.messages[0];
+}
+
+TEST_P(AdvisoryLockTest, TwoObjectsInOneThreadShareTheSessionAndReenter) {
+  auto db = open();
+  const auto key = fresh_key();
+  advisory_lock a(db, key);
+  advisory_lock b(db, key);
+  ASSERT_TRUE(a.try_lock());
+  ASSERT_TRUE(b.try_lock()) << "same owner, same session: PostgreSQL stacks the request";
+  EXPECT_EQ(a.count(), 1);
+  EXPECT_EQ(b.count(), 1);
+  EXPECT_THROW(b.release_shared(), not_held);
+  b.unlock();
+  EXPECT_EQ(granted(db, key), 1) << "a's level remains";
+  a.unlock();
+  EXPECT_EQ(granted(db, key), 0);
+}
+
+TEST_P(AdvisoryLockTest, ThreadsOfOneObjectExcludeEachOther) {
+  auto db = open();
+  const auto key = fresh_key();
+  advisory_lock lock(db, key);
+  lock.lock();
+  std::thread other([&] {
+    EXPECT_FALSE(lock.try_lock()) << "another thread is another owner with its own session";
+    EXPECT_FALSE(lock.holds());
+    EXPECT_THROW(lock.release(), not_held);
+  });
+  other.join();
+  lock.unlock();
+}
+
+TEST_P(AdvisoryLockTest, AnExplicitOwnerKeyLetsAnotherThreadUnlock) {
+  auto db = open();
+  const auto key = fresh_key();
+  advisory_lock_options o;
+  o.owner = "worker-pool";
+  advisory_lock lock(db, key, o);
+  lock.lock();
+  std::thread([&] {
+    EXPECT_TRUE(lock.holds());
+    lock.release();
+  }).join();
+  EXPECT_EQ(granted(db, key), 0);
+}
+
+TEST_P(AdvisoryLockTest, IntegerKeysAndPairsAreSeparateKeySpaces) {
+  auto db1 = open();
+  auto db2 = open();
+  // Random keys: parallel test processes share the server.
+  std::random_device random;
+  const auto k1 = static_cast<std::int32_t>(random() & 0x7fffffff);
+  const auto k2 = static_cast<std::int32_t>(random() & 0x7fffffff);
+  const advisory_key pair(k1, k2);
+  const advisory_key single(pair.value());  // the same 64 bits
+  advisory_lock a(db1, pair);
+  advisory_lock b(db2, single);
+  ASSERT_TRUE(a.try_lock());
+  EXPECT_TRUE(b.try_lock()) << "(k1, k2) and the bigint with the same bits do not overlap";
+  EXPECT_EQ(granted(db1, pair), 1);
+  EXPECT_EQ(granted(db1, single), 1);
+  advisory_lock c(db2, advisory_key(k1, k2));
+  EXPECT_FALSE(c.try_lock());
+  a.unlock();
+  b.unlock();
+  const advisory_key negative(-k1, -k2);
+  advisory_lock n(db1, negative);
+  ASSERT_TRUE(n.try_lock());
+  EXPECT_EQ(granted(db2, negative), 1);
+  n.unlock();
+}
+
+TEST_P(AdvisoryLockTest, SharedHoldersCoexistAndExcludeExclusive) {
+  auto db1 = open();
+  auto db2 = open();
+  auto db3 = open();
+  const auto key = fresh_key();
+  advisory_lock r1(db1, key);
+  advisory_lock r2(db2, key);
+  advisory_lock w(db3, key);
+  ASSERT_TRUE(r1.try_lock_shared());
+  {
+    std::shared_lock reader(r2, 1s);
+    ASSERT_TRUE(reader.owns_lock());
+    EXPECT_TRUE(r2.holds_shared());
+    EXPECT_FALSE(r2.holds());
+    EXPECT_EQ(granted(db3, key, "ShareLock"), 2);
+    EXPECT_FALSE(w.try_lock());
+    EXPECT_FALSE(w.try_lock_for(50ms));
+  }
+  EXPECT_FALSE(w.try_lock()) << "r1 still reads";
+  r1.unlock_shared();
+  ASSERT_TRUE(w.try_lock());
+  EXPECT_FALSE(r1.try_lock_shared()) << "a writer excludes readers";
+  EXPECT_THROW(w.release_shared(), not_held);
+  w.unlock();
+  EXPECT_TRUE(r1.try_lock_shared());
+  r1.unlock_shared();
+}
+
+TEST_P(AdvisoryLockTest, TimedWaitGivesUpAtTheDeadlineAndRestoresLockTimeout) {
+  auto db1 = open();
+  database_options one;
+  one.pool_size = 1;  // so the checks below see the connection the wait used
+  auto db2 = open(one);
+  const auto key = fresh_key();
+  advisory_lock a(db1, key);
+  advisory_lock b(db2, key);
+  a.lock();
+  const auto start = clock_type::now();
+  EXPECT_FALSE(b.try_lock_for(300ms));
+  const auto took = clock_type::now() - start;
+  EXPECT_GE(took, 300ms);
+  EXPECT_LT(took, 1000ms);
+  EXPECT_FALSE(b.holds());
+  EXPECT_EQ(scalar(db2, "SHOW lock_timeout"), "0") << "lock_timeout is reset after the wait";
+  EXPECT_FALSE(b.try_lock_until(std::chrono::system_clock::now() + 50ms));
+  a.unlock();
+}
+
+TEST_P(AdvisoryLockTest, TimedWaitSucceedsWhenTheHolderReleases) {
+  auto db1 = open();
+  auto db2 = open();
+  const auto key = fresh_key();
+  advisory_lock_options shared_owner;
+  shared_owner.owner = "holder";
+  advisory_lock a(db1, key, shared_owner);
+  advisory_lock b(db2, key);
+  a.lock();
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(150ms);
+    a.unlock();
+  });
+  const auto start = clock_type::now();
+  EXPECT_TRUE(b.try_lock_for(5s));
+  EXPECT_LT(clock_type::now() - start, 2s);
+  releaser.join();
+  b.unlock();
+
+  a.lock();
+  std::thread releaser2([&] {
+    std::this_thread::sleep_for(150ms);
+    a.unlock();
+  });
+  b.lock();  // no deadline: waits for the release
+  EXPECT_TRUE(b.holds());
+  releaser2.join();
+  b.unlock();
+}
+
+TEST_P(AdvisoryLockTest, ATimeoutThatRacesTheGrantNeverLeaksOrMisreportsTheLock) {
+  // A holder thread takes and drops the lock in a tight loop while the waiter makes many short
+  // timed waits, so that grants land on the instant lock_timeout fires. After every call, what
+  // the waiter reports must be what pg_locks shows for the waiter's session.
+  const std::string app = unique_name("waiter");
+  auto holder_db = open();
+  auto checker = open();
+  database waiter_db(with_query(GetParam().uri, "application_name=" + app));
+  const auto key = fresh_key();
+  std::atomic<bool> stop{false};
+  std::thread holder([&] {
+    advisory_lock h(holder_db, key);
+    std::minstd_rand rng(42);
+    while (!stop) {
+      if (h.try_lock_for(20ms)) {
+        std::this_thread::sleep_for(std::chrono::microseconds(rng() % 2000));
+        h.unlock();
+      }
+    }
+  });
+  advisory_lock w(waiter_db, key);
+  const auto grants_before = detail::advisory_timeout_grants();
+  std::minstd_rand rng(7);
+  int acquired = 0;
+  int mismatches = 0;
+  const auto rounds = 600;
+  for (int i = 0; i < rounds; ++i) {
+    const bool ok = w.try_lock_for(std::chrono::microseconds(1000 + rng() % 2000));
+    const bool shown = granted(checker, key, "ExclusiveLock", app) == 1;
+    if (ok != shown || ok != w.holds()) ++mismatches;
+    EXPECT_EQ(ok, shown) << "round " << i;
+    if (ok) {
+      ++acquired;
+      w.unlock();
+    }
+    ASSERT_EQ(granted(checker, key, "ExclusiveLock", app), 0) << "round " << i << ": a lock was left behind";
+  }
+  stop = true;
+  holder.join();
+  EXPECT_EQ(mismatches, 0);
+  const auto races = detail::advisory_timeout_grants() - grants_before;
+  std::printf("[ info ] %d of %d timed waits acquired; %llu were granted as lock_timeout fired\n", acquired, rounds,
+              static_cast<unsigned long long>(races));
+}
+
+TEST_P(AdvisoryLockTest, TerminatingTheHoldersSessionSignalsLostWithinKeepalive) {
+  auto db = open();
+  auto admin = open();
+  const auto key = fresh_key();
+  std::atomic<int> callbacks{0};
+  advisory_lock_options o;
+  o.keepalive = 500ms;
+  o.on_lost = [&] { ++callbacks; };
+  advisory_lock lock(db, key, o);
+  lock.lock();
+  const auto token = lock.lost_token();
+  EXPECT_FALSE(token.stop_requested());
+  const auto pid = holder_pid(admin, key);
+  ASSERT_NE(pid, 0);
+  ASSERT_EQ(scalar(admin, "SELECT pg_terminate_backend(CAST($1 AS integer))", {pid}), "t");
+  const auto took = time_until([&] { return token.stop_requested(); }, 3s);
+  EXPECT_LE(took, 1500ms) << "lost within keepalive + 1 s";
+  EXPECT_LE(time_until([&] { return callbacks.load() == 1; }, 3s), 1500ms) << "on_lost runs once";
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(callbacks.load(), 1);
+  EXPECT_FALSE(lock.holds());
+  EXPECT_EQ(lock.count(), 1) << "the level stays recorded until released";
+  EXPECT_THROW(lock.release(), not_held);
+  EXPECT_EQ(lock.count(), 0);
+  // The handle recovers: a new session for the next acquisition.
+  ASSERT_TRUE(lock.try_lock());
+  EXPECT_TRUE(lock.holds());
+  EXPECT_FALSE(lock.lost_token().stop_requested());
+  lock.unlock();
+}
+
+TEST_P(AdvisoryLockTest, AnOnLostCallbackMayDestroyTheLockObject) {
+  auto admin = open();
+  const auto key = fresh_key();
+  std::atomic<bool> destroyed{false};
+  std::unique_ptr<advisory_lock> lock;
+  {
+    auto db = open();  // the lock object is the only user of this handle's sessions
+    advisory_lock_options o;
+    o.keepalive = 100ms;
+    o.on_unlock_error = [](const std::exception&) {};
+    o.on_lost = [&] {
+      lock.reset();  // runs on the keepalive thread
+      destroyed = true;
+    };
+    lock = std::make_unique<advisory_lock>(db, key, o);
+  }
+  lock->lock();
+  ASSERT_EQ(scalar(admin, "SELECT pg_terminate_backend(CAST($1 AS integer))", {holder_pid(admin, key)}), "t");
+  EXPECT_LE(time_until([&] { return destroyed.load(); }, 3s), 1500ms);
+  std::this_thread::sleep_for(100ms);  // the registry is torn down off the keepalive thread
+}
+
+TEST_P(AdvisoryLockTest, ASessionKilledDuringAWaitThrowsConnectionError) {
+  auto db1 = open();
+  auto db2 = open();
+  auto admin = open();
+  const auto key = fresh_key();
+  advisory_lock a(db1, key);
+  advisory_lock b(db2, key);
+  a.lock();
+  std::thread killer([&] {
+    std::this_thread::sleep_for(300ms);
+    const auto bits = static_cast<std::uint64_t>(key.value());
+    sql(admin,
+        "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
+        "AND CAST(classid AS bigint) = CAST($1 AS bigint) AND CAST(objid AS bigint) = CAST($2 AS bigint)",
+        {static_cast<std::int64_t>(bits >> 32), static_cast<std::int64_t>(bits & 0xffffffffu)});
+  });
+  EXPECT_THROW(b.lock(), connection_error);
+  killer.join();
+  EXPECT_FALSE(b.holds());
+  a.unlock();
+  EXPECT_TRUE(b.try_lock()) << "a new session replaces the dead one";
+  b.unlock();
+}
+
+TEST_P(AdvisoryLockTest, DestroyingALockReleasesItsLevelsAndReturnsTheConnection) {
+  auto db = open();
+  auto other = open();
+  const auto key = fresh_key();
+  {
+    advisory_lock a(db, key);
+    a.lock();
+    a.lock();
+    a.lock_shared();
+  }
+  EXPECT_EQ(granted(other, key), 0);
+  EXPECT_EQ(granted(other, key, "ShareLock"), 0);
+}
+
+TEST_P(AdvisoryLockTest, BadInputIsRejectedBeforeAnythingIsSent) {
+  auto db = open();
+  EXPECT_THROW(advisory_lock(db, ""), invalid_argument);
+  EXPECT_THROW(advisory_lock(db, std::string(256, 'x')), invalid_argument);
+  EXPECT_THROW(advisory_lock(db, std::string("a\0b", 3)), invalid_argument);
+  EXPECT_THROW(advisory_lock(db, "\xff\xfe"), invalid_argument);
+  EXPECT_THROW(advisory_key::from_name(""), invalid_argument);
+  advisory_lock_options o;
+  o.keepalive = 0ms;
+  EXPECT_THROW(advisory_lock(db, "x", o), invalid_argument);
+  o.keepalive = 5s;
+  o.owner = std::string(129, 'k');
+  EXPECT_THROW(advisory_lock(db, "x", o), invalid_argument);
+  advisory_xact_options xo;
+  xo.keepalive = 2h;
+  EXPECT_THROW(with_advisory_xact_lock(db, "x", [] {}, xo), invalid_argument);
+  EXPECT_THROW(with_advisory_xact_lock(db, "", [] {}), invalid_argument);
+}
+
+// ---- transaction scope
+
+TEST_P(AdvisoryLockTest, XactLockIsHeldWhileTheFunctionRunsAndEndsWithTheTransaction) {
+  auto db = open();
+  auto other = open();
+  const auto key = fresh_key();
+  advisory_lock session(other, key);
+  const int result = with_advisory_xact_lock(db, key, [&] {
+    EXPECT_EQ(granted(other, key), 1);
+    EXPECT_FALSE(session.try_lock()) << "xact and session locks on one key exclude each other";
+    return 42;
+  });
+  EXPECT_EQ(result, 42);
+  EXPECT_EQ(granted(other, key), 0);
+  EXPECT_TRUE(session.try_lock());
+  EXPECT_EQ(try_with_advisory_xact_lock(db, key, 0ms, [] { ADD_FAILURE() << "must not run"; }), false);
+  EXPECT_EQ(try_with_advisory_xact_lock(db, key, 100ms, [] { return 1; }), std::nullopt);
+  session.unlock();
+  EXPECT_EQ(try_with_advisory_xact_lock(db, key, 100ms, [] { return 7; }), std::optional<int>(7));
+  EXPECT_TRUE(try_with_advisory_xact_lock(db, key, 0ms, [](std::stop_token t) { EXPECT_FALSE(t.stop_requested()); }));
+}
+
+TEST_P(AdvisoryLockTest, XactLockRollsBackAndRethrowsWhenTheFunctionThrows) {
+  auto db = open();
+  auto other = open();
+  const auto key = fresh_key();
+  EXPECT_THROW(with_advisory_xact_lock(db, key, [] { throw std::runtime_error("boom"); }), std::runtime_error);
+  EXPECT_EQ(granted(other, key), 0);
+  advisory_lock session(other, key);
+  EXPECT_TRUE(session.try_lock());
+  session.unlock();
+}
+
+TEST_P(AdvisoryLockTest, XactLockWaitsForAHolderAndSharedXactLocksCoexist) {
+  auto db = open();
+  auto other = open();
+  const auto key = fresh_key();
+  advisory_lock_options o;
+  o.owner = "holder";
+  advisory_lock holder(other, key, o);
+  holder.lock();
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(150ms);
+    holder.unlock();
+  });
+  const auto start = clock_type::now();
+  with_advisory_xact_lock(db, key, [] {});
+  EXPECT_GE(clock_type::now() - start, 100ms);
+  releaser.join();
+
+  advisory_xact_options shared;
+  shared.mode = advisory_mode::shared;
+  holder.lock_shared();
+  EXPECT_TRUE(try_with_advisory_xact_lock(db, key, 0ms, [] {}, shared));
+  EXPECT_FALSE(try_with_advisory_xact_lock(db, key, 50ms, [] {}));
+  holder.unlock_shared();
+}
+
+TEST_P(AdvisoryLockTest, XactLockReportsASessionThatDiedWhileTheFunctionRan) {
+  auto db = open();
+  auto admin = open();
+  const auto key = fresh_key();
+  advisory_xact_options o;
+  o.keepalive = 200ms;
+  bool signalled = false;
+  EXPECT_THROW(with_advisory_xact_lock(
+                   db, key,
+                   [&](std::stop_token token) {
+                     scalar(admin, "SELECT pg_terminate_backend(CAST($1 AS integer))", {holder_pid(admin, key)});
+                     signalled = time_until([&] { return token.stop_requested(); }, 3s) <= 1200ms;
+                   },
+                   o),
+               lock_lost);
+  EXPECT_TRUE(signalled);
+}
+
+INSTANTIATE_TEST_SUITE_P(PostgreSQL, AdvisoryLockTest, ::testing::ValuesIn(targets_of(dialect_kind::postgresql)),
+                         [](const auto& info) { return info.param.name; });
+
+// ---- other databases
+
+class AdvisoryLockUnsupportedTest : public SessionLockTest {};
+
+TEST_P(AdvisoryLockUnsupportedTest, EveryEntryPointSaysNotSupportedAndNamesTheAlternative) {
+  auto db = open();
+  try {
+    advisory_lock lock(db, "x");
+    FAIL() << "expected not_supported";
+  } catch (const not_supported& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("PostgreSQL"), std::string::npos) << what;
+    EXPECT_NE(what.find(GetParam().dialect == dialect_kind::mysql ? "named_lock" : "table_lock"), std::string::npos)
+        << what;
+  }
+  EXPECT_THROW(advisory_lock(db, advisory_key(1)), not_supported);
+  EXPECT_THROW(with_advisory_xact_lock(db, advisory_key(1), [] {}), not_supported);
+}
+
+INSTANTIATE_TEST_SUITE_P(Others, AdvisoryLockUnsupportedTest,
+                         ::testing::ValuesIn(targets_of(dialect_kind::postgresql, true)),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace sqllock::test

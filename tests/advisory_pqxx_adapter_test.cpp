@@ -1,0 +1,122 @@
+// Transaction-level advisory locks inside the application's own libpqxx transaction
+// (sqllock/adapters/pqxx.hpp).
+#include <pqxx/connection>
+#include <pqxx/nontransaction>
+#include <pqxx/transaction>
+
+#include <atomic>
+#include <random>
+#include <thread>
+
+#include "sqllock/adapters/pqxx.hpp"
+#include "sqllock/error.hpp"
+#include "support/session_lock_fixture.hpp"
+
+namespace sqllock::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+class AdvisoryPqxxAdapterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    uri_ = postgres_uri().value_or("");
+    SQLLOCK_REQUIRE_SERVER(uri_);
+  }
+  // Advisory locks the transaction's session holds.
+  static long held_here(pqxx::transaction_base& tx) {
+    return tx.exec("SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = pg_backend_pid()")
+        [0][0].as<long>();
+  }
+  std::string uri_;
+};
+
+TEST_F(AdvisoryPqxxAdapterTest, TheLockJoinsTheTransactionAndEndsWithIt) {
+  database db(uri_);
+  const auto key = advisory_key::from_name(unique_name("tx"));
+  advisory_lock other(db, key);
+  pqxx::connection c(uri_);
+  {
+    pqxx::work tx(c);
+    advisory_xact_lock(tx, key);
+    EXPECT_EQ(held_here(tx), 1);
+    EXPECT_FALSE(other.try_lock());
+    advisory_xact_lock(tx, key);  // re-entrant within the transaction
+    tx.commit();
+  }
+  EXPECT_TRUE(other.try_lock());
+  {
+    pqxx::work tx(c);
+    EXPECT_FALSE(try_advisory_xact_lock(tx, key));
+    EXPECT_EQ(tx.exec("SELECT 1")[0][0].as<int>(), 1) << "the transaction is still usable";
+    EXPECT_TRUE(try_advisory_xact_lock(tx, key, advisory_mode::shared) == false);
+    other.unlock();
+    EXPECT_TRUE(try_advisory_xact_lock(tx, unique_name("by_name")));
+    tx.abort();
+  }
+}
+
+TEST_F(AdvisoryPqxxAdapterTest, ATimedOutAttemptLeavesTheTransactionUsableAndItsSettingsAlone) {
+  database db(uri_);
+  const auto key = advisory_key::from_name(unique_name("timed"));
+  advisory_lock_options o;
+  o.owner = "holder";
+  advisory_lock holder(db, key, o);
+  holder.lock();
+  pqxx::connection c(uri_);
+  pqxx::work tx(c);
+  tx.exec("SET LOCAL lock_timeout = '7s'");
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(try_advisory_xact_lock_for(tx, key, 200ms));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 200ms);
+  EXPECT_EQ(tx.exec("SHOW lock_timeout")[0][0].as<std::string>(), "7s");
+  EXPECT_EQ(held_here(tx), 0);
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(100ms);
+    holder.unlock();
+  });
+  EXPECT_TRUE(try_advisory_xact_lock_for(tx, key, 5s));
+  releaser.join();
+  EXPECT_EQ(tx.exec("SHOW lock_timeout")[0][0].as<std::string>(), "7s");
+  EXPECT_EQ(held_here(tx), 1);
+  tx.commit();
+}
+
+TEST_F(AdvisoryPqxxAdapterTest, TimeoutsRacingTheGrantNeverLeaveALockBehind) {
+  database db(uri_);
+  const auto key = advisory_key::from_name(unique_name("race"));
+  std::atomic<bool> stop{false};
+  std::thread churn([&] {
+    advisory_lock h(db, key);
+    std::minstd_rand rng(1);
+    while (!stop) {
+      if (h.try_lock_for(20ms)) {
+        std::this_thread::sleep_for(std::chrono::microseconds(rng() % 2000));
+        h.unlock();
+      }
+    }
+  });
+  pqxx::connection c(uri_);
+  std::minstd_rand rng(2);
+  int acquired = 0;
+  for (int i = 0; i < 300; ++i) {
+    pqxx::work tx(c);
+    const bool ok = try_advisory_xact_lock_for(tx, key, std::chrono::microseconds(1000 + rng() % 2000));
+    EXPECT_EQ(held_here(tx), ok ? 1 : 0) << "round " << i;
+    acquired += ok;
+    tx.commit();
+  }
+  stop = true;
+  churn.join();
+  std::printf("[ info ] %d of 300 attempts acquired\n", acquired);
+}
+
+TEST_F(AdvisoryPqxxAdapterTest, ANontransactionIsRefused) {
+  pqxx::connection c(uri_);
+  pqxx::nontransaction tx(c);
+  EXPECT_THROW(advisory_xact_lock(tx, advisory_key(1)), invalid_argument);
+  EXPECT_THROW(advisory_xact_lock(tx, ""), invalid_argument);
+}
+
+}  // namespace
+}  // namespace sqllock::test

@@ -1,0 +1,11 @@
+# The sqllock command, tested as a program. Only when the tools are built.
+if(TARGET sqllock_cli)
+  # Duration parsing of `sqllock run` (--ttl, --wait): a unit test over the tool's own source.
+  sqllock_add_test(duration_test SOURCES duration_test.cpp ${PROJECT_SOURCE_DIR}/tools/sqllock/duration.cpp)
+  target_include_directories(duration_test PRIVATE ${PROJECT_SOURCE_DIR}/tools/sqllock)
+
+  # `sqllock run` as real processes against every driver × dialect pair.
+  sqllock_add_test(cli_run_test SOURCES cli_run_test.cpp support/fresh_database.cpp SERVERS TIMEOUT 600)
+  target_compile_definitions(cli_run_test PRIVATE SQLLOCK_CLI="$<TARGET_FILE:sqllock_cli>")
+  add_dependencies(cli_run_test sqllock_cli)
+endif()

@@ -1,0 +1,508 @@
+// `sqllock run` as a program: exit codes, contention, signals, lost leases, descriptors. Each case
+// runs the real CLI (SQLLOCK_CLI) as processes against every driver × dialect pair.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sqllock/database.hpp"
+#include "support/fresh_database.hpp"
+#include "support/test_env.hpp"
+
+extern char** environ;
+
+namespace sqllock::test {
+namespace {
+
+using namespace std::chrono_literals;
+using steady = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+// Exit statuses as the tests compare them: the exit code, or 1000+N when killed by signal N (so
+// that sqllock's own "128+N" is never confused with sqllock itself being killed).
+int code_of(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status); }
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Polls `ready` every 20 ms for up to `timeout`; returns whether it became true.
+bool eventually(const std::function<bool()>& ready, std::chrono::milliseconds timeout = 20s) {
+  const auto until = steady::now() + timeout;
+  while (!ready()) {
+    if (steady::now() >= until) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+  return true;
+}
+
+// One run of the CLI. stdin is /dev/null, stdout and stderr go to files; the process starts with
+// descriptors 0–2 only (plus `fd3` as descriptor 3 when given) and default signal handling.
+class cli_process {
+ public:
+  cli_process(const std::vector<std::string>& args, const fs::path& dir, int fd3 = -1) {
+    static int counter = 0;
+    const int n = counter++;
+    out_ = dir / ("out." + std::to_string(n));
+    err_ = dir / ("err." + std::to_string(n));
+    std::vector<std::string> argv_s{SQLLOCK_CLI};
+    argv_s.insert(argv_s.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd3 >= 0) posix_spawn_file_actions_adddup2(&fa, fd3, 3);
+    posix_spawn_file_actions_addclosefrom_np(&fa, fd3 >= 0 ? 4 : 3);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    const int rc = posix_spawn(&pid_, argv[0], &fa, &attr, argv.data(), environ);
+    posix_spawnattr_destroy(&attr);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) {
+      pid_ = -1;
+      ADD_FAILURE() << "cannot start " << SQLLOCK_CLI << ": " << std::strerror(rc);
+    }
+  }
+  ~cli_process() {
+    if (running()) {  // a failed test must not leave a process behind
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  cli_process(const cli_process&) = delete;
+  cli_process& operator=(const cli_process&) = delete;
+
+  pid_t pid() const { return pid_; }
+
+  // Still running (not yet reaped by wait / running())?
+  bool running() {
+    if (pid_ < 0 || status_) return false;
+    int st = 0;
+    if (::waitpid(pid_, &st, WNOHANG) == pid_) {
+      status_ = st;
+      return false;
+    }
+    return true;
+  }
+
+  // Waits for the exit (SIGKILL after `timeout`, which fails the test) and returns code_of().
+  int wait(std::chrono::milliseconds timeout = 60s) {
+    if (!eventually([&] { return !running(); }, timeout)) {
+      ADD_FAILURE() << "sqllock did not exit within " << timeout.count() << " ms; killing it. stderr: " << err();
+      ::kill(pid_, SIGKILL);
+      int st = 0;
+      ::waitpid(pid_, &st, 0);
+      status_ = st;
+    }
+    return status_ ? code_of(*status_) : -1;
+  }
+
+  // True once the signals sqllock reads synchronously are blocked, i.e. it is past its start-up
+  // and a SIGTERM is handled by sqllock rather than by the default action.
+  bool blocks_sigterm() const {
+    std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("SigBlk:", 0) == 0) return (std::stoull(line.substr(7), nullptr, 16) >> (SIGTERM - 1)) & 1;
+    return false;
+  }
+
+  std::string out() const { return read_file(out_); }
+  std::string err() const { return read_file(err_); }
+
+ private:
+  pid_t pid_ = -1;
+  std::optional<int> status_;
+  fs::path out_, err_;
+};
+
+// Runs the CLI to completion; returns code_of() and keeps stderr in `err`.
+int run_cli(const std::vector<std::string>& args, const fs::path& dir, std::string* err = nullptr) {
+  cli_process p(args, dir);
+  const int code = p.wait();
+  if (err) *err = p.err();
+  return code;
+}
+
+// A fresh directory for the files the commands write.
+fs::path make_temp_dir() {
+  std::string templ = (fs::temp_directory_path() / "sqllock-cli-XXXXXX").string();
+  if (!::mkdtemp(templ.data())) throw std::runtime_error("mkdtemp failed");
+  return templ;
+}
+
+// A shell snippet that waits (up to 60 s) until `file` exists.
+std::string wait_for_file_sh(const fs::path& file) {
+  return "i=0; while [ ! -e '" + file.string() + "' ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done";
+}
+
+class CliRunTest : public ::testing::TestWithParam<target> {
+ protected:
+  void SetUp() override {
+    if (GetParam().uri.empty()) {
+      if (servers_required()) FAIL() << "test server for " << GetParam().name << " not configured";
+      GTEST_SKIP() << "test server not configured";
+    }
+    dir_ = make_temp_dir();
+    table_ = unique_name("cli");
+    std::string err;
+    ASSERT_EQ(run_cli({"migrate", "--db", GetParam().uri, "--table", table_}, dir_, &err), 0) << err;
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+
+  // `sqllock run --db … --table … --lock LOCK OPTIONS… -- COMMAND…`
+  std::vector<std::string> run_args(const std::string& lock, std::vector<std::string> options,
+                                    std::vector<std::string> command) const {
+    std::vector<std::string> a{"run", "--db", GetParam().uri, "--table", table_, "--lock", lock};
+    a.insert(a.end(), options.begin(), options.end());
+    a.push_back("--");
+    a.insert(a.end(), command.begin(), command.end());
+    return a;
+  }
+  int run(const std::string& lock, std::vector<std::string> options, std::vector<std::string> command,
+          std::string* err = nullptr) const {
+    return run_cli(run_args(lock, std::move(options), std::move(command)), dir_, err);
+  }
+  // `sh -c SCRIPT` as a command.
+  static std::vector<std::string> sh(const std::string& script) { return {"sh", "-c", script}; }
+
+  database open() const {
+    database_options o;
+    o.table = table_;
+    return database(GetParam().uri, o);
+  }
+  std::int64_t rows() const {
+    auto db = open();
+    return std::stoll(sql(db, "SELECT COUNT(*) FROM " + table_).rows.at(0).at(0).value());
+  }
+
+  // Starts a holder of `lock` whose command signals `ready` and holds until `release` exists.
+  std::unique_ptr<cli_process> start_holder(const std::string& lock, const fs::path& ready, const fs::path& release,
+                                            const std::string& then = "true") const {
+    auto p = std::make_unique<cli_process>(
+        run_args(lock, {}, sh("touch '" + ready.string() + "'; " + wait_for_file_sh(release) + "; " + then)), dir_);
+    EXPECT_TRUE(eventually([&] { return fs::exists(ready) || !p->running(); })) << "holder never started";
+    EXPECT_TRUE(fs::exists(ready)) << "holder exited early: " << p->err();
+    return p;
+  }
+
+  fs::path dir_;
+  std::string table_;
+};
+
+TEST_P(CliRunTest, ExitStatusIsTheCommands) {
+  EXPECT_EQ(run("codes", {}, {"true"}), 0);
+  EXPECT_EQ(run("codes", {}, sh("exit 3")), 3);
+  EXPECT_EQ(run("codes", {}, sh("exit 42")), 42);
+  EXPECT_EQ(run("codes", {}, sh("kill -KILL $$")), 128 + SIGKILL) << "a command killed by signal N gives 128+N";
+  EXPECT_EQ(run("codes", {}, sh("kill -TERM $$")), 128 + SIGTERM) << "sqllock forwards nothing; sh died of it";
+  EXPECT_EQ(rows(), 0) << "every run released its lock";
+}
+
+TEST_P(CliRunTest, CommandRunsWithTheArgumentsGivenAfterTheDashes) {
+  const auto file = dir_ / "args";
+  EXPECT_EQ(run("args", {}, {"sh", "-c", "printf '%s|' \"$@\" > '" + file.string() + "'", "sh", "-n", "--", "a b"}), 0);
+  EXPECT_EQ(read_file(file), "-n|--|a b|") << "options after -- belong to the command";
+}
+
+TEST_P(CliRunTest, ContentionGivesUpOrWaitsItsTurn) {
+  const auto ready = dir_ / "ready", release = dir_ / "release", order = dir_ / "order";
+  auto holder = start_holder("busy", ready, release, "echo holder $(date +%s%N) >> '" + order.string() + "'");
+
+  auto t0 = steady::now();
+  std::string err;
+  EXPECT_EQ(run("busy", {"-n"}, {"true"}, &err), 1) << err;
+  EXPECT_LT(steady::now() - t0, 2s) << "-n does not wait";
+  EXPECT_NE(err.find("held elsewhere"), std::string::npos) << err;
+  EXPECT_EQ(run("busy", {"--nonblock", "--quiet"}, {"true"}, &err), 1);
+  EXPECT_EQ(err, "") << "--quiet silences the conflict message";
+
+  EXPECT_EQ(run("busy", {"-E", "7", "-n"}, {"true"}), 7);
+  EXPECT_EQ(run("busy", {"--conflict-exit-code=0", "-n"}, {"sh", "-c", "exit 9"}), 0) << "the command did not run";
+
+  t0 = steady::now();
+  EXPECT_EQ(run("busy", {"--wait", "300ms"}, {"true"}), 1);
+  EXPECT_GE(steady::now() - t0, 300ms) << "--wait waits before giving up";
+  EXPECT_EQ(run("busy", {"-w", "0.2", "-E", "8"}, {"true"}), 8);
+
+  // A plain waiter runs once the holder is done: its line comes after the holder's.
+  cli_process waiter(run_args("busy", {}, sh("echo waiter $(date +%s%N) >> '" + order.string() + "'")), dir_);
+  std::this_thread::sleep_for(500ms);
+  EXPECT_TRUE(waiter.running()) << "the waiter waits while the lock is held: " << waiter.err();
+  EXPECT_FALSE(fs::exists(order));
+  std::ofstream(release).put('x');
+  EXPECT_EQ(holder->wait(), 0) << holder->err();
+  EXPECT_EQ(waiter.wait(), 0) << waiter.err();
+
+  std::istringstream lines(read_file(order));
+  std::string who1, who2;
+  long long t1 = 0, t2 = 0;
+  lines >> who1 >> t1 >> who2 >> t2;
+  EXPECT_EQ(who1, "holder");
+  EXPECT_EQ(who2, "waiter");
+  EXPECT_LE(t1, t2);
+  EXPECT_EQ(rows(), 0);
+}
+
+TEST_P(CliRunTest, SigtermIsForwardedAndTheLockReleasedAfterTheCommandExits) {
+  const auto ready = dir_ / "ready", got = dir_ / "got";
+  cli_process p(run_args("sig", {}, sh("trap 'echo TERM > \"" + got.string() + "\"; exit 9' TERM; touch '" +
+                                       ready.string() + "'; " + wait_for_file_sh(dir_ / "never"))),
+                dir_);
+  ASSERT_TRUE(eventually([&] { return fs::exists(ready) || !p.running(); }));
+  ASSERT_TRUE(p.running()) << p.err();
+  ::kill(p.pid(), SIGTERM);
+  EXPECT_EQ(p.wait(), 9) << "sqllock exits with the command's status: " << p.err();
+  EXPECT_EQ(read_file(got), "TERM\n") << "the command received the SIGTERM";
+  EXPECT_EQ(run("sig", {"-n"}, {"true"}), 0) << "the lock was released";
+}
+
+TEST_P(CliRunTest, SignalWhileWaitingEndsTheWaitWithoutRunningTheCommand) {
+  const auto ready = dir_ / "ready", release = dir_ / "release", ran = dir_ / "ran";
+  auto holder = start_holder("wait", ready, release);
+  for (int sig : {SIGTERM, SIGINT}) {
+    cli_process waiter(run_args("wait", {}, sh("touch '" + ran.string() + "'")), dir_);
+    ASSERT_TRUE(eventually([&] { return waiter.blocks_sigterm() || !waiter.running(); }));
+    std::this_thread::sleep_for(300ms);  // into the waiting loop
+    ASSERT_TRUE(waiter.running()) << waiter.err();
+    ::kill(waiter.pid(), sig);
+    EXPECT_EQ(waiter.wait(5s), 128 + sig) << waiter.err();
+    EXPECT_NE(waiter.err().find("while waiting for lock 'wait'"), std::string::npos) << waiter.err();
+    EXPECT_FALSE(fs::exists(ran)) << "the command must not run";
+  }
+  std::ofstream(release).put('x');
+  EXPECT_EQ(holder->wait(), 0);
+  EXPECT_EQ(rows(), 0);
+}
+
+TEST_P(CliRunTest, UnmigratedTableIsASchemaError) {
+  std::string err;
+  EXPECT_EQ(run_cli({"run", "--db", GetParam().uri, "--table", unique_name("nomig"), "--lock", "x", "--", "true"}, dir_,
+                    &err),
+            4)
+      << err;
+  EXPECT_NE(err.find("sqllock migrate"), std::string::npos) << "the message says what to do: " << err;
+}
+
+TEST_P(CliRunTest, ExecFailuresGive127And126AndReleaseTheLock) {
+  std::string err;
+  EXPECT_EQ(run("exec", {}, {"sqllock-no-such-command-xyz"}, &err), 127);
+  EXPECT_NE(err.find("cannot run 'sqllock-no-such-command-xyz'"), std::string::npos) << err;
+  EXPECT_EQ(run("exec", {}, {(dir_ / "missing").string()}), 127);
+  const auto plain = dir_ / "not-executable";
+  std::ofstream(plain) << "echo hi\n";
+  ::chmod(plain.c_str(), 0644);
+  EXPECT_EQ(run("exec", {}, {plain.string()}, &err), 126) << err;
+  EXPECT_EQ(run("exec", {}, {dir_.string()}), 126) << "a directory cannot be run";
+  // A script without #! runs through /bin/sh, as with execvp.
+  const auto script = dir_ / "script";
+  std::ofstream(script) << "exit 4\n";
+  ::chmod(script.c_str(), 0755);
+  EXPECT_EQ(run("exec", {}, {script.string()}), 4);
+  EXPECT_EQ(rows(), 0) << "the lock was released after each failure";
+}
+
+TEST_P(CliRunTest, TheCommandInheritsSqllocksDescriptorsButNoDatabaseConnection) {
+  const auto marker = dir_ / "marker", pidfile = dir_ / "pid";
+  const int fd = ::open(marker.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  cli_process p(run_args("fds", {}, sh("echo $$ > '" + pidfile.string() + "'; exec sleep 30")), dir_, fd);
+  ::close(fd);
+  // Wait until the command is sleep itself, then list its descriptors.
+  std::string pid;
+  ASSERT_TRUE(eventually([&] {
+    pid = read_file(pidfile);
+    if (pid.empty() || pid.back() != '\n') return false;
+    pid.pop_back();
+    return read_file("/proc/" + pid + "/cmdline").rfind("sleep", 0) == 0;
+  })) << p.err();
+  // sleep's own start-up (the dynamic loader, locale files) briefly holds descriptors: retry.
+  const std::vector<int> expected{0, 1, 2, 3};
+  std::vector<int> fds;
+  std::string links;
+  eventually(
+      [&] {
+        fds.clear();
+        links.clear();
+        std::error_code ec;
+        for (const auto& e : fs::directory_iterator("/proc/" + pid + "/fd", ec)) {
+          fds.push_back(std::stoi(e.path().filename().string()));
+          std::error_code gone;  // closed since the listing
+          links += " " + e.path().filename().string() + "->" + fs::read_symlink(e.path(), gone).string();
+        }
+        std::sort(fds.begin(), fds.end());
+        return fds == expected;
+      },
+      3s);
+  EXPECT_EQ(fds, expected) << "0-2 and the descriptor sqllock was started with; none of sqllock's "
+                              "connections or pipes:"
+                           << links;
+  EXPECT_EQ(fs::read_symlink("/proc/" + pid + "/fd/3"), marker);
+
+  ::kill(p.pid(), SIGTERM);
+  EXPECT_EQ(p.wait(), 128 + SIGTERM) << "forwarded SIGTERM killed sleep: " << p.err();
+}
+
+TEST_P(CliRunTest, LostLockStopsTheCommandAndExits5) {
+  const auto ready = dir_ / "ready", got = dir_ / "got", pidfile = dir_ / "pid";
+  cli_process p(run_args("lost", {"--ttl", "1s"},
+                         sh("echo $$ > '" + pidfile.string() + "'; trap 'echo TERM > \"" + got.string() +
+                            "\"; exit 0' TERM; touch '" + ready.string() + "'; " + wait_for_file_sh(dir_ / "never"))),
+                dir_);
+  ASSERT_TRUE(eventually([&] { return fs::exists(ready) || !p.running(); }));
+  ASSERT_TRUE(p.running()) << p.err();
+  {
+    auto db = open();
+    EXPECT_EQ(sql(db, "DELETE FROM " + table_ + " WHERE resource = $1", {std::string("lost")}).affected, 1u);
+  }
+  const auto t0 = steady::now();
+  EXPECT_EQ(p.wait(10s), 5) << "exit_lock_lost although the command exited 0: " << p.err();
+  EXPECT_LT(steady::now() - t0, 5s);
+  EXPECT_NE(p.err().find("sqllock: lock 'lost' lost while the command was running"), std::string::npos) << p.err();
+  EXPECT_EQ(read_file(got), "TERM\n") << "the command was sent SIGTERM";
+  const pid_t cmd = std::stoi(read_file(pidfile));
+  EXPECT_NE(::kill(cmd, 0), 0) << "the command is gone";
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTargets, CliRunTest, ::testing::ValuesIn(all_targets()),
+                         [](const auto& info) { return info.param.name; });
+
+// Cases that do not depend on the database kind run on SQLite only.
+class CliRunSqliteTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = make_temp_dir();
+    uri_ = "sqlite://" + (dir_ / "locks.db").string();
+    std::string err;
+    ASSERT_EQ(run_cli({"migrate", "--db", uri_}, dir_, &err), 0) << err;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+  std::string uri_;
+};
+
+TEST_F(CliRunSqliteTest, BadInputIsAUsageError) {
+  const std::vector<std::vector<std::string>> bad = {
+      {"run", "--db", uri_, "--", "true"},                                   // no --lock
+      {"run", "--db", uri_, "--lock", "", "--", "true"},                     // empty name
+      {"run", "--db", uri_, "--lock", "x"},                                  // no command
+      {"run", "--db", uri_, "--lock", "x", "--"},                            // empty command
+      {"run", "--db", uri_, "--lock", "x", "true"},                          // command without --
+      {"run", "--db", uri_, "--lock", "x", "--bogus", "--", "true"},         // unknown option
+      {"run", "--db", uri_, "--lock", "x", "--wait", "5x", "--", "true"},    // bad duration
+      {"run", "--db", uri_, "--lock", "x", "--wait", "-1", "--", "true"},    // negative
+      {"run", "--db", uri_, "--lock", "x", "--wait=", "--", "true"},         // empty
+      {"run", "--db", uri_, "--lock", "x", "--ttl", "1y", "--", "true"},     // unknown unit
+      {"run", "--db", uri_, "--lock", "x", "--ttl", "0", "--", "true"},      // zero ttl
+      {"run", "--db", uri_, "--lock", "x", "--wait", "99999999999999999999", "--", "true"},  // overflow
+      {"run", "--db", uri_, "--lock", "x", "-n", "--wait", "1s", "--", "true"},  // both
+      {"run", "--db", uri_, "--lock", "x", "-E", "256", "-n", "--", "true"},     // exit code range
+      {"run", "--db", uri_, "--lock", "x", "-E", "x", "-n", "--", "true"},
+      {"run", "--db", uri_, "--lock", "x", "--kind", "advisory", "--", "true"},  // native kinds: later
+      {"run", "--db", "nosuchscheme://x", "--lock", "x", "--", "true"},           // bad URI
+  };
+  for (const auto& args : bad) {
+    std::string err;
+    std::string shown;
+    for (const auto& a : args) shown += "'" + a + "' ";
+    EXPECT_EQ(run_cli(args, dir_, &err), 2) << shown << "\n" << err;
+    EXPECT_NE(err.rfind("sqllock: ", 0), std::string::npos) << shown << "\n" << err;
+  }
+  std::string err;
+  run_cli({"run", "--db", uri_, "--lock", "x", "--wait", "5x", "--", "true"}, dir_, &err);
+  EXPECT_NE(err.find("500ms, 30s, 5m, 1h"), std::string::npos) << "the message shows the accepted forms: " << err;
+  run_cli({"run", "--db", uri_, "--lock", "x", "--kind", "advisory", "--", "true"}, dir_, &err);
+  EXPECT_NE(err.find("only 'table'"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(dir_ / "true")) << "nothing ran";
+}
+
+TEST_F(CliRunSqliteTest, DatabaseFromTheEnvironment) {
+  ::setenv("SQLLOCK_DB", uri_.c_str(), 1);
+  EXPECT_EQ(run_cli({"run", "--lock", "env", "--", "sh", "-c", "exit 5"}, dir_), 5);
+  ::unsetenv("SQLLOCK_DB");
+  EXPECT_EQ(run_cli({"run", "--lock", "env", "--", "true"}, dir_), 2) << "no --db and no $SQLLOCK_DB";
+}
+
+TEST_F(CliRunSqliteTest, UnreachableDatabaseExits3) {
+  for (const std::string uri : {"postgresql://sqllock@127.0.0.1:1/none", "mysql://u:p@127.0.0.1:1/none",
+                                "sqlite:///nonexistent-sqllock-dir/locks.db"}) {
+    std::string err;
+    EXPECT_EQ(run_cli({"run", "--db", uri, "--lock", "x", "--", "true"}, dir_, &err), 3) << uri << "\n" << err;
+  }
+}
+
+TEST_F(CliRunSqliteTest, UnmigratedSqliteFileExits4) {
+  std::string err;
+  EXPECT_EQ(run_cli({"run", "--db", "sqlite://" + (dir_ / "empty.db").string(), "--lock", "x", "--", "true"}, dir_,
+                    &err),
+            4)
+      << err;
+}
+
+TEST_F(CliRunSqliteTest, LostLockKillsACommandThatIgnoresSigterm) {
+  const auto ready = dir_ / "ready", pidfile = dir_ / "pid";
+  cli_process p({"run", "--db", uri_, "--lock", "stubborn", "--ttl", "1s", "--", "sh", "-c",
+                 "echo $$ > '" + pidfile.string() + "'; trap '' TERM; touch '" + ready.string() + "'; " +
+                     wait_for_file_sh(dir_ / "never")},
+                dir_);
+  ASSERT_TRUE(eventually([&] { return fs::exists(ready) || !p.running(); }));
+  ASSERT_TRUE(p.running()) << p.err();
+  {
+    database db(uri_);
+    sql(db, "DELETE FROM distributed_lock WHERE resource = $1", {std::string("stubborn")});
+  }
+  const auto t0 = steady::now();
+  EXPECT_EQ(p.wait(30s), 5) << p.err();
+  const auto took = steady::now() - t0;
+  EXPECT_GE(took, 9s) << "SIGKILL only after the 10 s grace period";
+  EXPECT_LT(took, 15s);
+  EXPECT_NE(::kill(std::stoi(read_file(pidfile)), 0), 0) << "the command was killed";
+}
+
+TEST(CliHelpTest, RunIsListedAndDocumented) {
+  const auto dir = make_temp_dir();
+  cli_process top({"--help"}, dir);
+  EXPECT_EQ(top.wait(), 0);
+  EXPECT_NE(top.out().find("  run "), std::string::npos) << top.out();
+  cli_process run({"run", "--help"}, dir);
+  EXPECT_EQ(run.wait(), 0);
+  const auto text = run.out();
+  EXPECT_NE(text.find("usage: sqllock run"), std::string::npos) << text;
+  EXPECT_NE(text.find("lost"), std::string::npos) << "documents the lost-lock behaviour: " << text;
+  EXPECT_NE(text.find("SIGTERM"), std::string::npos) << text;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace sqllock::test

@@ -1,0 +1,211 @@
+// Session locks with real processes: advisory_lock on the PostgreSQL targets, named_lock on the
+// MySQL/MariaDB targets. Mutual exclusion on a shared counter, a SIGKILLed holder, and a holder
+// whose session is killed from outside.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <memory>
+#include <thread>
+
+#include "sqllock/advisory_lock.hpp"
+#include "sqllock/named_lock.hpp"
+#include "support/processes.hpp"
+#include "support/session_lock_fixture.hpp"
+
+namespace sqllock::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+// The session lock of the target's dialect, behind one interface.
+class any_session_lock {
+ public:
+  any_session_lock(const database& db, const std::string& name, session_lock_options o = {}) {
+    if (db.dialect() == dialect_kind::postgresql)
+      advisory_ = std::make_unique<advisory_lock>(db, name, std::move(o));
+    else
+      named_ = std::make_unique<named_lock>(db, name, std::move(o));
+  }
+  void lock() { advisory_ ? advisory_->lock() : named_->lock(); }
+  void unlock() { advisory_ ? advisory_->unlock() : named_->unlock(); }
+  void release() { advisory_ ? advisory_->release() : named_->release(); }
+  bool try_lock() { return advisory_ ? advisory_->try_lock() : named_->try_lock(); }
+  bool try_lock_for(std::chrono::milliseconds d) { return advisory_ ? advisory_->try_lock_for(d) : named_->try_lock_for(d); }
+  bool holds() const { return advisory_ ? advisory_->holds() : named_->holds(); }
+  std::stop_token lost_token() const { return advisory_ ? advisory_->lost_token() : named_->lost_token(); }
+
+ private:
+  std::unique_ptr<advisory_lock> advisory_;
+  std::unique_ptr<named_lock> named_;
+};
+
+class SessionLockProcessTest : public SessionLockTest {
+ protected:
+  // Ends the session that holds `name`, from another session (pg_terminate_backend / KILL).
+  void kill_holder_session(const database& admin, const std::string& name) {
+    if (admin.dialect() == dialect_kind::postgresql) {
+      const auto key = advisory_key::from_name(name);
+      const auto bits = static_cast<std::uint64_t>(key.value());
+      const auto killed = scalar(admin,
+                                 "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_locks WHERE locktype = 'advisory' "
+                                 "AND granted AND CAST(classid AS bigint) = CAST($1 AS bigint) "
+                                 "AND CAST(objid AS bigint) = CAST($2 AS bigint) AND objsubid = 1",
+                                 {static_cast<std::int64_t>(bits >> 32), static_cast<std::int64_t>(bits & 0xffffffffu)});
+      ASSERT_EQ(killed, "1");
+    } else {
+      const auto id = scalar(admin, "SELECT IS_USED_LOCK($1)", {named_lock_server_name(name)});
+      ASSERT_NE(id, "");
+      sql(admin, "KILL " + id);
+    }
+  }
+};
+
+TEST_P(SessionLockProcessTest, FourProcessesIncrementACounterWithoutLosingAnUpdate) {
+  constexpr int kProcesses = 4;
+  constexpr int kRounds = 50;
+  const std::string counter = unique_name("counter");
+  const std::string name = unique_name("counter_lock");
+  {
+    auto db = open();
+    sql(db, "CREATE TABLE " + counter + " (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)");
+    sql(db, "INSERT INTO " + counter + " (id, v) VALUES (1, 0)");
+  }
+  process_group group;
+  for (int p = 0; p < kProcesses; ++p) {
+    group.spawn([&] {
+      auto db = open();  // each process has its own handle, sessions and connections
+      any_session_lock lock(db, name);
+      for (int i = 0; i < kRounds; ++i) {
+        std::lock_guard guard(lock);
+        // Read, pause, write: without mutual exclusion increments get lost.
+        const auto v = std::stoll(sql(db, "SELECT v FROM " + counter + " WHERE id = 1").rows.at(0).at(0).value());
+        std::this_thread::sleep_for(200us);
+        sql(db, "UPDATE " + counter + " SET v = $1 WHERE id = 1", {std::int64_t{v + 1}});
+      }
+      return 0;
+    });
+  }
+  EXPECT_EQ(group.wait_all(), kProcesses);
+  auto db = open();
+  EXPECT_EQ(scalar(db, "SELECT v FROM " + counter + " WHERE id = 1"), std::to_string(kProcesses * kRounds));
+  sql(db, "DROP TABLE " + counter);
+  any_session_lock after(db, name);
+  EXPECT_TRUE(after.try_lock()) << "every process released the lock";
+  after.unlock();
+}
+
+TEST_P(SessionLockProcessTest, ASigkilledHoldersLockIsFreeAtOnce) {
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const std::string name = unique_name("crashy");
+  process_group group;
+  const pid_t holder = group.spawn([&] {
+    auto db = open();
+    any_session_lock lock(db, name);
+    lock.lock();
+    (void)!::write(ready[1], "x", 1);
+    std::this_thread::sleep_for(60s);  // killed long before
+    return 0;
+  });
+  group.start();
+  char c;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  auto db = open();
+  any_session_lock lock(db, name);
+  EXPECT_FALSE(lock.try_lock());
+  ::kill(holder, SIGKILL);
+  const auto killed = std::chrono::steady_clock::now();
+  ASSERT_TRUE(lock.try_lock_for(5s)) << "the dead holder's session never released the lock";
+  const auto took = std::chrono::steady_clock::now() - killed;
+  EXPECT_LT(took, 1s);
+  std::printf("[ info ] acquired %lld ms after SIGKILL of the holder\n",
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+  lock.unlock();
+  ::close(ready[0]);
+  ::close(ready[1]);
+}
+
+TEST_P(SessionLockProcessTest, KillingTheHoldersSessionSignalsTheHolderProcess) {
+  // The holder process reports, through a pipe, how long after the kill its lost signal came.
+  int ready[2];
+  int go[2];
+  int report[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(go), 0);
+  ASSERT_EQ(::pipe(report), 0);
+  const std::string name = unique_name("killed");
+  process_group group;
+  group.spawn([&] {
+    auto db = open();
+    session_lock_options o;
+    o.keepalive = 500ms;
+    any_session_lock lock(db, name, o);
+    lock.lock();
+    const auto token = lock.lost_token();
+    (void)!::write(ready[1], "x", 1);
+    char killed;
+    if (::read(go[0], &killed, 1) != 1) return 2;  // the parent has just killed the session
+    const long long ms = time_until([&] { return token.stop_requested(); }, 5s).count();
+    (void)!::write(report[1], &ms, sizeof ms);
+    return lock.holds() ? 3 : 0;
+  });
+  group.start();
+  char c;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  auto admin = open();
+  kill_holder_session(admin, name);
+  ASSERT_EQ(::write(go[1], "g", 1), 1);
+  long long ms = -1;
+  ASSERT_EQ(::read(report[0], &ms, sizeof ms), static_cast<ssize_t>(sizeof ms));
+  EXPECT_GE(ms, 0);
+  EXPECT_LE(ms, 1500) << "lost within keepalive (500 ms) + 1 s";
+  std::printf("[ info ] the holder saw its lost signal %lld ms after the kill\n", ms);
+  EXPECT_EQ(group.wait_all(), 1);
+  for (int fd : {ready[0], ready[1], go[0], go[1], report[0], report[1]}) ::close(fd);
+}
+
+TEST_P(SessionLockProcessTest, AForkedChildHoldsNoneOfItsParentsLocksAndLeavesThemAlone) {
+  auto db = open();
+  const std::string name = unique_name("fork");
+  session_lock_options o;
+  o.keepalive = 20ms;  // the keepalive thread is busy when the fork happens
+  any_session_lock lock(db, name, o);
+  lock.lock();
+  std::this_thread::sleep_for(50ms);
+  process_group group;
+  group.spawn([&] {
+    if (lock.holds()) return 2;
+    try {
+      lock.release();
+      return 3;
+    } catch (const not_held&) {
+    }
+    any_session_lock mine(db, name + "_child");  // the parent's handle works in the child
+    if (!mine.try_lock()) return 4;
+    mine.unlock();
+    any_session_lock same(db, name);
+    if (same.try_lock()) return 5;  // still the parent's
+    return 0;                       // exits without destroying the parent's objects
+  });
+  EXPECT_EQ(group.wait_all(), 1);
+  EXPECT_TRUE(lock.holds());
+  auto other = open();
+  any_session_lock probe(other, name);
+  EXPECT_FALSE(probe.try_lock()) << "the child left the parent's session alone";
+  std::this_thread::sleep_for(100ms);  // a few keepalive pings on the parent's session
+  EXPECT_TRUE(lock.holds());
+  lock.unlock();
+  EXPECT_TRUE(probe.try_lock());
+  probe.unlock();
+}
+
+INSTANTIATE_TEST_SUITE_P(SessionLocks, SessionLockProcessTest, ::testing::ValuesIn([] {
+                           auto out = targets_of(dialect_kind::postgresql);
+                           for (auto& t : targets_of(dialect_kind::mysql)) out.push_back(t);
+                           return out;
+                         }()),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace sqllock::test

@@ -1,0 +1,67 @@
+#include "support/lock_rows.hpp"
+
+#include "support/fresh_database.hpp"
+
+namespace sqllock::test {
+
+void insert_rows(const database& db, const row_spec& s) {
+  const std::string t = db.table();
+  const std::string cols =
+      "(resource, owner_token, holder_session, count, fence, holder_host, holder_pid, holder_thread, lease_ms, "
+      "auto_renew, acquired_at, renewed_at, expires_at)";
+  std::vector<detail::value> params{s.prefix, std::int64_t{s.expires_in.count()}, s.count, s.session,
+                                    std::int64_t{s.lease.count()}};
+  switch (db.dialect()) {
+    case dialect_kind::postgresql:
+      sql(db,
+          "INSERT INTO \"" + t + "\" " + cols +
+              " SELECT CAST($1 AS text) || g, 'test-owner-' || g, CAST($4 AS text), 1, nextval('\"" + t +
+              "_fence_seq\"'), 'test-host', 1, '1', CAST($5 AS bigint), true, now() - interval '1 hour', "
+              "now() - interval '1 hour', clock_timestamp() + CAST($2 AS bigint) * interval '1 millisecond' "
+              "FROM generate_series(1, CAST($3 AS bigint)) AS g",
+          params);
+      return;
+    case dialect_kind::mysql: {
+      // One digit column per decimal digit of count keeps the recursion depth at 10 (MySQL 8 stops
+      // recursive CTEs at 1,000 levels by default) and generates no more numbers than needed.
+      std::string from = "d d0", number = "1 + d0.n";
+      std::int64_t scale = 10;
+      for (int i = 1; scale < s.count; ++i, scale *= 10) {
+        from += ", d d" + std::to_string(i);
+        number += " + " + std::to_string(scale) + " * d" + std::to_string(i) + ".n";
+      }
+      // The BEFORE INSERT trigger draws each row's fence.
+      sql(db,
+          "INSERT INTO `" + t + "` " + cols +
+              " WITH RECURSIVE d(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM d WHERE n < 9),"
+              " seq(n) AS (SELECT " + number + " FROM " + from + ")"
+              " SELECT CONCAT($1, n), CONCAT('test-owner-', n), $4, 1, 0, 'test-host', 1, '1', $5, 1,"
+              " UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, UTC_TIMESTAMP(6) - INTERVAL 1 HOUR,"
+              " UTC_TIMESTAMP(6) + INTERVAL $2 * 1000 MICROSECOND FROM seq WHERE n <= $3",
+          params);
+      return;
+    }
+    case dialect_kind::sqlite:
+      sql(db,
+          "INSERT INTO \"" + t + "\" " + cols +
+              " WITH RECURSIVE seq(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < $3)"
+              " SELECT $1 || n, 'test-owner-' || n, $4, 1, (SELECT value FROM \"" + t +
+              "_fence\" WHERE id = 1) + n, 'test-host', 1, '1', $5, 1,"
+              " strftime('%Y-%m-%d %H:%M:%f', 'now', '-3600 seconds'),"
+              " strftime('%Y-%m-%d %H:%M:%f', 'now', '-3600 seconds'),"
+              " strftime('%Y-%m-%d %H:%M:%f', 'now', ($2 / 1000.0) || ' seconds') FROM seq",
+          params);
+      return;
+  }
+}
+
+std::int64_t fence_source_value(const database& db) {
+  const std::string t = db.table();
+  const auto r = db.dialect() == dialect_kind::postgresql
+                     ? sql(db, "SELECT last_value FROM \"" + t + "_fence_seq\"")
+                     : sql(db, std::string("SELECT value FROM ") + (db.dialect() == dialect_kind::mysql ? "`" : "\"") +
+                                   t + "_fence" + (db.dialect() == dialect_kind::mysql ? "`" : "\"") + " WHERE id = 1");
+  return std::stoll(r.rows.at(0).at(0).value());
+}
+
+}  // namespace sqllock::test

@@ -1,0 +1,68 @@
+#include "support/test_env.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string_view>
+
+namespace sqllock::test {
+namespace {
+
+// KEY=VALUE lines of the fixture's env file (an optional leading "export " is ignored).
+const std::map<std::string, std::string>& env_file() {
+  static const std::map<std::string, std::string> values = [] {
+    std::map<std::string, std::string> out;
+    const char* path = std::getenv("SQLLOCK_TEST_ENV_FILE");
+    std::ifstream in(path ? path : SQLLOCK_TEST_DEFAULT_ENV_FILE);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("export ", 0) == 0) line.erase(0, 7);
+      auto eq = line.find('=');
+      if (eq == std::string::npos || line.empty() || line[0] == '#') continue;
+      out[line.substr(0, eq)] = line.substr(eq + 1);
+    }
+    return out;
+  }();
+  return values;
+}
+
+std::optional<std::string> lookup(const char* key) {
+  if (const char* v = std::getenv(key); v && *v) return std::string(v);
+  const auto& file = env_file();
+  if (auto it = file.find(key); it != file.end() && !it->second.empty()) return it->second;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> postgres_uri() { return lookup("SQLLOCK_TEST_PG_URI"); }
+std::optional<std::string> mysql_uri() { return lookup("SQLLOCK_TEST_MYSQL_URI"); }
+std::optional<std::string> test_setting(const std::string& key) { return lookup(key.c_str()); }
+
+std::string sqlite_uri() {
+  std::string templ = (std::filesystem::temp_directory_path() / "sqllock-test-XXXXXX").string();
+  if (!::mkdtemp(templ.data())) std::abort();
+  return "sqlite://" + templ + "/locks.db";
+}
+
+bool servers_required() {
+  auto truthy = [](const char* v) { return v && *v && std::string_view(v) != "0" && std::string_view(v) != "false"; };
+  return truthy(std::getenv("CI")) || truthy(std::getenv("SQLLOCK_TEST_REQUIRE_SERVERS"));
+}
+
+std::vector<target> all_targets() {
+  std::string pg = postgres_uri().value_or("");
+  std::string my = mysql_uri().value_or("");
+  return {
+      {"pqxx_postgresql", pg, dialect_kind::postgresql},
+      {"mysql_mariadb", my, dialect_kind::mysql},
+      {"soci_sqlite", sqlite_uri(), dialect_kind::sqlite},
+      {"soci_postgresql", pg.empty() ? "" : "soci+" + pg, dialect_kind::postgresql},
+      {"soci_mysql", my.empty() ? "" : "soci+" + my, dialect_kind::mysql},
+  };
+}
+
+}  // namespace sqllock::test

@@ -1,0 +1,56 @@
+// Where the tests find their databases.
+//
+// Server URIs come from the environment (SQLLOCK_TEST_PG_URI, SQLLOCK_TEST_MYSQL_URI) or, when
+// unset, from the env file that the ctest fixture `servers` writes after starting private servers
+// (SQLLOCK_TEST_ENV_FILE, default <build>/test-servers/env). A test that needs a server that is
+// not configured fails when servers are required (CI=true or SQLLOCK_TEST_REQUIRE_SERVERS=1) and
+// is skipped otherwise.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "sqllock/database.hpp"
+
+namespace sqllock::test {
+
+// libpq-style URI of the PostgreSQL test database, e.g. postgresql://postgres@127.0.0.1:5/db.
+std::optional<std::string> postgres_uri();
+// URI of the MariaDB/MySQL test database, e.g. mysql://sqllock:sqllock@127.0.0.1:5/db.
+std::optional<std::string> mysql_uri();
+// A fresh SQLite database file in a new temporary directory, as a sqlite:/// URI.
+std::string sqlite_uri();
+// True when a missing server must fail rather than skip the test.
+bool servers_required();
+// Any other setting of the environment or the fixture's env file, e.g. SQLLOCK_TEST_SERVERS_SCRIPT
+// and SQLLOCK_TEST_STATE_DIR for fault tests (scripts/test-servers.sh lists them); nullopt when
+// neither has it.
+std::optional<std::string> test_setting(const std::string& key);
+
+// One driver × dialect pair the suites run against.
+struct target {
+  std::string name;  // e.g. "pqxx_postgresql"; usable as a gtest parameter name
+  std::string uri;   // empty when the server is not configured
+  dialect_kind dialect;
+};
+
+// gtest prints a target by its name.
+inline void PrintTo(const target& t, std::ostream* os) { *os << t.name; }
+
+// Every pair: pqxx_postgresql, mysql_mariadb, soci_sqlite, soci_postgresql, soci_mysql.
+std::vector<target> all_targets();
+
+}  // namespace sqllock::test
+
+// Use at the top of a test that needs `uri` (a std::string, empty when not configured).
+#define SQLLOCK_REQUIRE_SERVER(uri)                                                   \
+  do {                                                                                \
+    if ((uri).empty()) {                                                              \
+      if (::sqllock::test::servers_required())                                        \
+        FAIL() << "test server not configured (see tests/support/test_env.hpp)";      \
+      else                                                                            \
+        GTEST_SKIP() << "test server not configured; set SQLLOCK_TEST_*_URI";         \
+    }                                                                                 \
+  } while (0)

@@ -1,0 +1,407 @@
+// The TableLock contract on every driver × dialect pair (DESIGN.md §3).
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "core/database_impl.hpp"
+#include "core/table_store.hpp"
+#include "sqllock/error.hpp"
+#include "sqllock/table_lock.hpp"
+#include "support/lock_fixture.hpp"
+
+namespace sqllock::test {
+namespace {
+
+using namespace std::chrono_literals;
+using clock_type = std::chrono::steady_clock;
+
+// The standard library's lock wrappers work with table_lock.
+template <class L>
+concept timed_lockable = requires(L& l) {
+  l.lock();
+  { l.try_lock() } -> std::same_as<bool>;
+  l.unlock();
+  { l.try_lock_for(1ms) } -> std::same_as<bool>;
+  { l.try_lock_until(clock_type::now()) } -> std::same_as<bool>;
+  { l.try_lock_until(std::chrono::system_clock::now()) } -> std::same_as<bool>;
+};
+static_assert(timed_lockable<table_lock>);
+static_assert(noexcept(std::declval<table_lock&>().unlock()));
+static_assert(std::is_constructible_v<std::unique_lock<table_lock>, table_lock&, std::try_to_lock_t>);
+static_assert(std::is_constructible_v<std::lock_guard<table_lock>, table_lock&>);
+static_assert(std::is_constructible_v<std::scoped_lock<table_lock>, table_lock&>);
+
+// Collects on_unlock_error reports.
+struct error_sink {
+  std::mutex mu;
+  std::vector<std::string> messages;
+  std::function<void(const std::exception&)> callback() {
+    return [this](const std::exception& e) {
+      std::lock_guard lock(mu);
+      messages.emplace_back(e.what());
+    };
+  }
+};
+
+class TableLockTest : public LockTableTest {
+ protected:
+  table_lock_options opts(std::chrono::milliseconds ttl = 30s, bool renew = true) {
+    table_lock_options o;
+    o.ttl = ttl;
+    o.auto_renew = renew;
+    return o;
+  }
+};
+
+TEST_P(TableLockTest, AcquireWritesHolderIdentityAndReleaseDeletesTheRow) {
+  auto db = open();
+  table_lock lock(db, "job");
+  ASSERT_TRUE(lock.try_lock());
+  EXPECT_TRUE(lock.holds());
+  EXPECT_EQ(rows(db), 1);
+  EXPECT_EQ(column(db, "job", "count"), "1");
+  EXPECT_EQ(column(db, "job", "holder_pid"), std::to_string(::getpid()));
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  EXPECT_EQ(column(db, "job", "holder_host"), std::string(host));
+  EXPECT_GT(lock.fence(), 0);
+  lock.unlock();
+  EXPECT_FALSE(lock.holds());
+  EXPECT_EQ(rows(db), 0);
+}
+
+TEST_P(TableLockTest, SecondOwnerIsRefusedUntilRelease) {
+  auto db1 = open();
+  auto db2 = open();
+  table_lock a(db1, "shared");
+  table_lock b(db2, "shared");
+  ASSERT_TRUE(a.try_lock());
+  EXPECT_FALSE(b.try_lock());
+  const auto start = clock_type::now();
+  EXPECT_FALSE(b.try_lock_for(150ms));
+  EXPECT_GE(clock_type::now() - start, 150ms);
+  EXPECT_FALSE(b.holds());
+  a.unlock();
+  EXPECT_TRUE(b.try_lock());
+  EXPECT_FALSE(a.try_lock());
+  b.unlock();
+}
+
+TEST_P(TableLockTest, StandardWrappersLockAndUnlock) {
+  auto db = open();
+  table_lock lock(db, "wrapped");
+  {
+    std::lock_guard guard(lock);
+    EXPECT_EQ(rows(db), 1);
+  }
+  EXPECT_EQ(rows(db), 0);
+  {
+    std::unique_lock guard(lock, std::try_to_lock);
+    ASSERT_TRUE(guard.owns_lock());
+  }
+  {
+    std::scoped_lock guard(lock);
+    EXPECT_TRUE(lock.holds());
+  }
+  EXPECT_EQ(rows(db), 0);
+}
+
+TEST_P(TableLockTest, ReentrancyCountsInTheRowAndKeepsTheFence) {
+  auto db = open();
+  table_lock lock(db, "deep");
+  constexpr int kDepth = 5;
+  ASSERT_TRUE(lock.try_lock());
+  const auto fence = lock.fence();
+  for (int i = 2; i <= kDepth; ++i) {
+    ASSERT_TRUE(lock.try_lock());
+    EXPECT_EQ(column(db, "deep", "count"), std::to_string(i));
+    EXPECT_EQ(lock.fence(), fence);
+  }
+  // A second object in the same thread is the same owner: it re-enters too.
+  table_lock same_owner(db, "deep");
+  ASSERT_TRUE(same_owner.try_lock());
+  EXPECT_EQ(column(db, "deep", "count"), std::to_string(kDepth + 1));
+  same_owner.release();
+  for (int i = kDepth - 1; i >= 1; --i) {
+    lock.release();
+    EXPECT_EQ(column(db, "deep", "count"), std::to_string(i));
+    EXPECT_TRUE(lock.holds());
+  }
+  lock.release();
+  EXPECT_EQ(rows(db), 0);
+  EXPECT_FALSE(lock.holds());
+}
+
+TEST_P(TableLockTest, OverReleaseIsAnErrorNotANoOp) {
+  auto db = open();
+  error_sink sink;
+  auto o = opts();
+  o.on_unlock_error = sink.callback();
+  table_lock lock(db, "once", o);
+  EXPECT_THROW(lock.release(), not_held);  // release without lock
+  lock.unlock();                            // reported, not thrown
+  EXPECT_EQ(sink.messages.size(), 1u);
+  ASSERT_TRUE(lock.try_lock());
+  lock.release();
+  EXPECT_THROW(lock.release(), not_held);
+  EXPECT_THROW(lock.fence(), not_held);
+  EXPECT_EQ(rows(db), 0);
+}
+
+TEST_P(TableLockTest, ReleaseByANonOwnerChangesNothing) {
+  auto db1 = open();
+  auto db2 = open();
+  table_lock a(db1, "mine");
+  table_lock b(db2, "mine");
+  ASSERT_TRUE(a.try_lock());
+  const auto fence = a.fence();
+  EXPECT_THROW(b.release(), not_held);
+  EXPECT_EQ(rows(db1), 1);
+  EXPECT_EQ(column(db1, "mine", "fence"), std::to_string(fence));
+  EXPECT_TRUE(a.holds());
+  a.release();
+}
+
+TEST_P(TableLockTest, ExpiredLeaseIsTakenOverAndTheLateHolderCannotReleaseIt) {
+  auto db1 = open();
+  auto db2 = open();
+  table_lock late(db1, "lease", opts(300ms, false));
+  table_lock next(db2, "lease");
+  ASSERT_TRUE(late.try_lock());
+  const auto old_fence = late.fence();
+  EXPECT_FALSE(next.try_lock());
+  std::this_thread::sleep_for(450ms);
+  EXPECT_FALSE(late.holds());  // by the local clock the lease is over
+  ASSERT_TRUE(next.try_lock());
+  EXPECT_GT(next.fence(), old_fence);
+  EXPECT_THROW(late.release(), not_held);
+  EXPECT_EQ(rows(db2), 1);
+  EXPECT_EQ(column(db2, "lease", "fence"), std::to_string(next.fence()));
+  EXPECT_EQ(column(db2, "lease", "count"), "1");
+  next.release();
+}
+
+TEST_P(TableLockTest, FenceIncreasesAcrossReleaseTakeoverAndDeletion) {
+  auto db1 = open();
+  auto db2 = open();
+  std::vector<std::int64_t> fences;
+  table_lock a(db1, "fenced", opts(200ms, false));
+  table_lock b(db2, "fenced", opts(200ms, false));
+  for (int round = 0; round < 3; ++round) {  // plain release
+    ASSERT_TRUE(a.try_lock());
+    fences.push_back(a.fence());
+    a.release();
+  }
+  ASSERT_TRUE(a.try_lock());  // take-over after expiry
+  fences.push_back(a.fence());
+  std::this_thread::sleep_for(300ms);
+  ASSERT_TRUE(b.try_lock());
+  fences.push_back(b.fence());
+  sql(db1, "DELETE FROM " + table_);  // the row disappears (reaper, operator)
+  ASSERT_TRUE(a.try_lock());
+  fences.push_back(a.fence());
+  a.release();
+  ASSERT_TRUE(b.try_lock());  // b's own old hold was lost; this is a new one
+  fences.push_back(b.fence());
+  b.release();
+  for (std::size_t i = 1; i < fences.size(); ++i) EXPECT_LT(fences[i - 1], fences[i]) << "at " << i;
+}
+
+TEST_P(TableLockTest, RenewalKeepsTheLockPastThreeTtls) {
+  auto db1 = open();
+  auto db2 = open();
+  table_lock a(db1, "renewed", opts(300ms, true));
+  table_lock b(db2, "renewed");
+  ASSERT_TRUE(a.try_lock());
+  const auto fence = a.fence();
+  for (int i = 0; i < 6; ++i) {  // 6 × 200 ms = 4 ttl
+    std::this_thread::sleep_for(200ms);
+    EXPECT_FALSE(b.try_lock()) << "taken over after " << (i + 1) * 200 << " ms";
+    EXPECT_TRUE(a.holds());
+  }
+  EXPECT_EQ(a.fence(), fence);
+  a.release();
+  EXPECT_TRUE(b.try_lock());
+  b.release();
+}
+
+TEST_P(TableLockTest, WithoutRenewalTheLockIsLostAtItsTtl) {
+  auto db = open();
+  std::atomic<bool> lost{false};
+  auto o = opts(300ms, false);
+  o.on_lost = [&] { lost = true; };
+  table_lock a(db, "bounded", o);
+  ASSERT_TRUE(a.try_lock());
+  auto token = a.lost_token();
+  std::this_thread::sleep_for(600ms);
+  EXPECT_TRUE(lost.load());
+  EXPECT_TRUE(token.stop_requested());
+  EXPECT_FALSE(a.holds());
+}
+
+TEST_P(TableLockTest, DeletedRowFiresTheLostSignal) {
+  auto db = open();
+  std::mutex mu;
+  std::condition_variable cv;
+  bool lost = false;
+  auto o = opts(300ms, true);
+  o.on_lost = [&] {
+    std::lock_guard lock(mu);
+    lost = true;
+    cv.notify_all();
+  };
+  table_lock a(db, "doomed", o);
+  ASSERT_TRUE(a.try_lock());
+  const auto token = a.lost_token();
+  EXPECT_FALSE(token.stop_requested());
+  sql(db, "DELETE FROM " + table_ + " WHERE resource = 'doomed'");
+  {
+    std::unique_lock lock(mu);
+    EXPECT_TRUE(cv.wait_for(lock, 2s, [&] { return lost; })) << "no lost signal within 2 s";
+  }
+  EXPECT_TRUE(token.stop_requested());
+  EXPECT_FALSE(a.holds());
+  EXPECT_THROW(a.release(), not_held);
+}
+
+TEST_P(TableLockTest, ExpiryUsesTheStatementClockNotAnOldTransactionStart) {
+  // A holder whose statement runs inside a transaction opened long ago must still get a lease
+  // measured from the statement, not from the transaction's start.
+  auto db = open();
+  auto& impl = detail::database_access::impl(db);
+  auto conn = impl.borrow();
+  conn->exec_direct(impl.sql().begin);
+  conn->exec_direct("SELECT COUNT(*) FROM " + table_);  // the transaction's snapshot starts here
+  std::this_thread::sleep_for(700ms);
+  detail::table_store store(*conn, impl.sql());
+  const auto got = store.acquire({"clock", "owner-x", "session-x", 500ms, false});
+  ASSERT_TRUE(got.has_value());
+  const auto left = store.lease_remaining("clock");
+  conn->exec_direct(impl.sql().commit);
+  ASSERT_TRUE(left.has_value());
+  EXPECT_GT(*left, 300ms) << "lease measured from the transaction start";
+  // And another owner cannot take it over while it is live.
+  table_lock other(db, "clock");
+  EXPECT_FALSE(other.try_lock());
+}
+
+TEST_P(TableLockTest, BadInputIsRejectedAndChangesNoRow) {
+  auto db = open();
+  const std::string names[] = {"", std::string(256, 'x'), "bad\xff utf8", "over\xc0\xaflong",
+                               std::string("nul\0byte", 8), "\xed\xa0\x80surrogate"};
+  for (const auto& name : names) EXPECT_THROW(table_lock(db, name), invalid_argument) << name;
+  EXPECT_NO_THROW(table_lock(db, std::string(255, 'x')));
+  for (auto ttl : {0ms, -5ms, std::chrono::milliseconds(std::chrono::hours(24 * 366))}) {
+    table_lock_options o;
+    o.ttl = ttl;
+    EXPECT_THROW(table_lock(db, "ttl", o), invalid_argument) << ttl.count();
+  }
+  EXPECT_EQ(rows(db), 0);
+  // At the limit and with metacharacters the name round-trips byte for byte.
+  std::vector<std::unique_ptr<table_lock>> held;
+  for (const std::string& name : std::vector<std::string>{std::string(255, 'y'), std::string("'; DROP TABLE x; --"), std::string("A"),
+                                 std::string("a"), std::string("a "), std::string("caf\xc3\xa9"),
+                                 std::string("cafe\xcc\x81")}) {
+    held.push_back(std::make_unique<table_lock>(db, name));
+    ASSERT_TRUE(held.back()->try_lock()) << name;
+  }
+  EXPECT_EQ(rows(db), 7) << "names that differ only in case, trailing space or normalisation must be distinct";
+}
+
+TEST_P(TableLockTest, UnlockFromAnotherThreadIsReportedAndExplicitOwnersMayMove) {
+  auto db = open();
+  error_sink sink;
+  auto o = opts();
+  o.on_unlock_error = sink.callback();
+  table_lock lock(db, "threads", o);
+  ASSERT_TRUE(lock.try_lock());
+  std::thread([&] {
+    lock.unlock();
+    EXPECT_THROW(lock.release(), not_held);
+  }).join();
+  ASSERT_EQ(sink.messages.size(), 1u);
+  EXPECT_NE(sink.messages[0].find("another thread"), std::string::npos) << sink.messages[0];
+  EXPECT_EQ(rows(db), 1);
+  lock.unlock();
+  EXPECT_EQ(rows(db), 0);
+
+  auto moved = opts();
+  moved.owner = "request-17";
+  table_lock async_lock(db, "async", moved);
+  ASSERT_TRUE(async_lock.try_lock());
+  std::thread([&] {
+    EXPECT_TRUE(async_lock.holds());
+    async_lock.release();
+  }).join();
+  EXPECT_EQ(rows(db), 0);
+}
+
+TEST_P(TableLockTest, WaiterGetsTheLockWhenTheHolderReleases) {
+  auto db1 = open();
+  auto db2 = open();
+  auto holder = opts();
+  holder.owner = "releasing-thread";  // released by another thread below
+  table_lock a(db1, "handoff", holder);
+  table_lock b(db2, "handoff");
+  ASSERT_TRUE(a.try_lock());
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(200ms);
+    a.unlock();
+  });
+  const auto start = clock_type::now();
+  b.lock();
+  EXPECT_GE(clock_type::now() - start, 150ms);
+  EXPECT_TRUE(b.holds());
+  releaser.join();
+  b.unlock();
+}
+
+TEST_P(TableLockTest, ReleasesAreAnnouncedToWaitersWhereTheDriverCanListen) {
+  auto db = open();
+  auto& hub = detail::database_access::impl(db).wakeups();
+  hub.join("announced");
+  const auto ticket = hub.ticket("announced");
+  if (GetParam().name != "pqxx_postgresql") {
+    EXPECT_FALSE(ticket.has_value()) << "only libpqxx delivers NOTIFY; others must poll";
+    hub.leave("announced");
+    return;
+  }
+  ASSERT_TRUE(ticket.has_value()) << "the listener did not start";
+  auto other = open();
+  table_lock lock(other, "announced");
+  ASSERT_TRUE(lock.try_lock());
+  lock.unlock();
+  hub.wait("announced", *ticket, clock_type::now() + 5s);
+  EXPECT_NE(hub.ticket("announced"), ticket) << "the release's NOTIFY never arrived";
+  hub.leave("announced");
+}
+
+TEST_P(TableLockTest, TimedWaitReturnsFalseAtTheDeadline) {
+  auto db1 = open();
+  auto db2 = open();
+  table_lock a(db1, "busy");
+  table_lock b(db2, "busy");
+  ASSERT_TRUE(a.try_lock());
+  const auto start = clock_type::now();
+  EXPECT_FALSE(b.try_lock_until(std::chrono::system_clock::now() + 300ms));
+  const auto waited = clock_type::now() - start;
+  EXPECT_GE(waited, 290ms);
+  EXPECT_LT(waited, 2s);
+}
+
+TEST_P(TableLockTest, MissingLockTableIsASchemaError) {
+  database_options o;
+  o.table = unique_name("never_migrated");
+  database db(GetParam().uri, o);
+  table_lock lock(db, "x");
+  EXPECT_THROW(lock.try_lock(), schema_error);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTargets, TableLockTest, ::testing::ValuesIn(all_targets()),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace sqllock::test

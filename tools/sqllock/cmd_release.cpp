@@ -1,0 +1,60 @@
+// sqllock release --force: deletes a lock's row whatever its owner, for a stuck job.
+#include <iostream>
+
+#include "cli.hpp"
+#include "format.hpp"
+#include "sqllock/database.hpp"
+#include "sqllock/status.hpp"
+
+namespace sqllock::cli {
+
+namespace {
+
+constexpr std::string_view kUsage =
+    "usage: sqllock release [--db URI] [--table NAME] --lock NAME --force\n"
+    "\n"
+    "Deletes the row of lock NAME whoever holds it, and prints who held it. For a stuck job\n"
+    "whose holder cannot release it. The holder is not stopped: its next lease renewal finds the\n"
+    "row gone and reports the lock lost (`sqllock run` then stops its command and exits 5), so\n"
+    "work it still does is no longer protected. The next holder gets a higher fencing token.\n"
+    "Exit status 1 when NAME has no row.\n"
+    "\n"
+    "  --db URI      database URI (default: $SQLLOCK_DB)\n"
+    "  --table NAME  lock table name (default: distributed_lock)\n"
+    "  --lock NAME   the lock to release\n"
+    "  --force       required: confirms that the owner does not matter\n";
+
+}  // namespace
+
+int cmd_release(args a) {
+  if (a.flag("help", "h")) {
+    std::cout << kUsage;
+    return exit_ok;
+  }
+  database_options options;
+  if (auto t = a.take("table")) options.table = *t;
+  const auto name = a.take("lock");
+  const bool force = a.flag("force");
+  const std::string uri = database_uri(a);
+  a.expect_done();
+  if (!name) throw usage_error{"release needs --lock NAME"};
+  if (!force)
+    throw usage_error{"release deletes the lock whatever its owner; add --force to confirm (the holder learns "
+                      "that it lost the lock at its next renewal)"};
+
+  database db(uri, options);
+  const auto gone = force_release(db, *name);
+  if (!gone) {
+    std::cerr << "sqllock: no lock '" << printable(*name) << "' in table '" << db.table() << "'; nothing released\n";
+    return exit_not_obtained;
+  }
+  std::cout << "released '" << printable(gone->resource) << "' by force; it was held by host "
+            << printable(gone->holder_host) << " pid " << gone->holder_pid << " thread " << printable(gone->holder_thread)
+            << " (count " << gone->count << ", fence " << gone->fence << ", acquired " << printable(gone->acquired_at)
+            << (gone->expired ? ", lease expired " + seconds_text(-gone->expires_in.count()) + " s ago)"
+                              : ", lease had " + seconds_text(gone->expires_in.count()) + " s left)")
+            << "\n";
+  return exit_ok;
+}
+
+}  // namespace sqllock::cli

@@ -1,0 +1,308 @@
+// sqllock run: runs a command while holding a table lock, like flock(1) across hosts.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <optional>
+#include <random>
+#include <stop_token>
+#include <system_error>
+
+#include "child.hpp"
+#include "cli.hpp"
+#include "duration.hpp"
+#include "signals.hpp"
+#include "sqllock/database.hpp"
+#include "sqllock/error.hpp"
+#include "sqllock/table_lock.hpp"
+
+namespace sqllock::cli {
+
+namespace {
+
+using namespace std::chrono_literals;
+using steady = std::chrono::steady_clock;
+
+constexpr std::string_view kUsage =
+    "usage: sqllock run [--db URI] --lock NAME [--table NAME] [--ttl DURATION]\n"
+    "                   [--wait DURATION | -n] [-E CODE] [--kind table] [--quiet] -- CMD [ARGS…]\n"
+    "\n"
+    "Runs CMD while holding the lock NAME, like flock(1) across hosts: every host that runs\n"
+    "`sqllock run` with the same database and NAME waits its turn. The lease is renewed in the\n"
+    "background while CMD runs, so CMD may run for longer than the TTL.\n"
+    "\n"
+    "  --db URI        database URI (default: $SQLLOCK_DB); create the table with `sqllock migrate`\n"
+    "  --lock NAME     the lock's name (1–255 bytes of UTF-8)\n"
+    "  --table NAME    lock table name (default: distributed_lock)\n"
+    "  --ttl D         lease length: how long the lock outlives a crashed sqllock (default: 30s)\n"
+    "  -w, --wait D    give up after waiting D for the lock (default: wait as long as it takes)\n"
+    "  -n, --nonblock  give up at once if the lock is held elsewhere\n"
+    "  -E, --conflict-exit-code CODE\n"
+    "                  exit status when the lock was not obtained (0–255, default: 1)\n"
+    "  --kind KIND     lock kind; only `table` exists for now (native locks will add others)\n"
+    "  -q, --quiet     no message when the lock is not obtained or the wait is interrupted\n"
+    "\n"
+    "Durations: a number of seconds (10, 0.5) or a number with a unit: 500ms, 30s, 5m, 1h.\n"
+    "\n"
+    "CMD inherits sqllock's stdin, stdout, stderr and the other descriptors sqllock was started\n"
+    "with, but none of its database connections. SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to\n"
+    "sqllock are passed on to CMD (those from the terminal, such as Ctrl-C, reach CMD directly);\n"
+    "sqllock then still waits for CMD to exit before releasing the lock. While sqllock is still\n"
+    "waiting for the lock, these signals end the wait: CMD does not run, exit status 128+signal.\n"
+    "\n"
+    "If the lock is lost while CMD runs (its lease could not be renewed in time, or the lock was\n"
+    "released by force), sqllock says so on stderr, sends CMD SIGTERM, then SIGKILL after 10 s,\n"
+    "and exits 5 whatever CMD's status.\n"
+    "\n"
+    "Exit status: CMD's exit status, or 128+N when CMD was killed by signal N; 1 (or -E's CODE)\n"
+    "when the lock was not obtained; 2 usage error; 3 database unreachable; 4 lock table missing\n"
+    "or from another sqllock version (run `sqllock migrate`); 5 lock lost while CMD ran; 6 other\n"
+    "database error; 126 CMD is not executable; 127 CMD was not found.\n";
+
+constexpr auto kStopGrace = 10s;  // between SIGTERM and SIGKILL after the lock was lost
+
+struct run_options {
+  std::string lock;
+  std::chrono::milliseconds ttl = 30s;
+  std::optional<std::chrono::milliseconds> wait;
+  bool nonblock = false;
+  int conflict_code = exit_not_obtained;
+  bool quiet = false;
+  std::vector<std::string> command;
+};
+
+int parse_exit_code(const std::string& text) {
+  int v = -1;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < 0 || v > 255)
+    throw usage_error{"invalid --conflict-exit-code '" + text + "': use a number from 0 to 255"};
+  return v;
+}
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    case SIGQUIT: return "SIGQUIT";
+    default: return "a signal";
+  }
+}
+
+// A pipe the lease watchdog writes to when the lock is lost, so the supervising poll() wakes.
+class lost_alarm {
+ public:
+  lost_alarm() {
+    if (::pipe2(fds_, O_CLOEXEC | O_NONBLOCK) != 0) throw std::system_error(errno, std::generic_category(), "pipe2");
+  }
+  ~lost_alarm() {
+    ::close(fds_[0]);
+    ::close(fds_[1]);
+  }
+  lost_alarm(const lost_alarm&) = delete;
+  lost_alarm& operator=(const lost_alarm&) = delete;
+  // For table_lock_options::on_lost: cannot block or throw.
+  std::function<void()> callback() const {
+    return [fd = fds_[1]] { (void)!::write(fd, "!", 1); };
+  }
+  int fd() const noexcept { return fds_[0]; }
+
+ private:
+  int fds_[2];
+};
+
+enum class acquire_outcome { acquired, not_obtained, interrupted };
+
+// Acquires `lock` as the options say; a stop signal ends the wait at once (`stop_signal`).
+// Waiting polls try_lock() with capped, jittered exponential backoff, sleeping on the signalfd:
+// table_lock::lock() and try_lock_for() cannot be interrupted, and calling try_lock_for() in short
+// slices would restart its backoff every slice (dozens of statements a second per waiter). The
+// price: no NOTIFY hand-off on PostgreSQL, so a waiter starts up to 500 ms after a release.
+acquire_outcome acquire(table_lock& lock, signal_inbox& signals, const run_options& o, int& stop_signal) {
+  auto stopped = [&](std::chrono::milliseconds timeout) {
+    if (auto s = signals.wait_for_stop(timeout)) {
+      stop_signal = s->number;
+      return true;
+    }
+    return false;
+  };
+  if (stopped(0ms)) return acquire_outcome::interrupted;
+  if (o.nonblock) return lock.try_lock() ? acquire_outcome::acquired : acquire_outcome::not_obtained;
+
+  const std::optional<steady::time_point> deadline =
+      o.wait ? std::optional(steady::now() + *o.wait) : std::nullopt;
+  std::minstd_rand jitter(std::random_device{}());
+  std::chrono::milliseconds delay = 5ms;
+  while (true) {
+    if (lock.try_lock()) return acquire_outcome::acquired;
+    const auto now = steady::now();
+    if (deadline && now >= *deadline) return acquire_outcome::not_obtained;
+    // Sleep between delay/2 and delay, never past the deadline.
+    auto sleep = delay / 2 + std::chrono::milliseconds(jitter() % static_cast<unsigned>(delay.count() / 2 + 1));
+    if (deadline) sleep = std::min(sleep, std::chrono::ceil<std::chrono::milliseconds>(*deadline - now));
+    delay = std::min<std::chrono::milliseconds>(delay * 2, 500ms);
+    if (stopped(sleep)) return acquire_outcome::interrupted;
+  }
+}
+
+// Waits for the command to exit, passing signals on and stopping it if the lock is lost.
+// Returns its wait status; sets `lost` when the lock was lost meanwhile.
+int supervise(pid_t pid, signal_inbox& signals, const lost_alarm& alarm, const std::stop_token& lost_token,
+              const std::string& lock_name, bool& lost) {
+  std::optional<steady::time_point> kill_at;
+  while (true) {
+    int status = 0;
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) return status;
+    if (r < 0 && errno != EINTR) throw std::system_error(errno, std::generic_category(), "waitpid");
+
+    if (!lost && lost_token.stop_requested()) {
+      lost = true;
+      std::cerr << "sqllock: lock '" << lock_name << "' lost while the command was running" << std::endl;
+      ::kill(pid, SIGTERM);
+      kill_at = steady::now() + kStopGrace;
+    }
+    if (kill_at && steady::now() >= *kill_at) {
+      ::kill(pid, SIGKILL);
+      kill_at.reset();
+    }
+
+    // Wake for a signal (SIGCHLD included), a lost lease, or the SIGKILL deadline. The 1 s cap
+    // also catches a loss whose alarm write was missed.
+    int timeout_ms = 1000;
+    if (kill_at)
+      timeout_ms = static_cast<int>(std::clamp<std::chrono::milliseconds::rep>(
+          std::chrono::ceil<std::chrono::milliseconds>(*kill_at - steady::now()).count(), 0, 1000));
+    pollfd p[2] = {{signals.fd(), POLLIN, 0}, {alarm.fd(), POLLIN, 0}};
+    ::poll(p, 2, timeout_ms);
+    while (auto s = signals.take()) {
+      if (s->number == SIGCHLD || s->from_terminal) continue;  // terminal signals reached it already
+      ::kill(pid, s->number);
+    }
+    char drain[16];
+    while (::read(alarm.fd(), drain, sizeof drain) > 0) {
+    }
+  }
+}
+
+int exit_status_of(int wait_status) {
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+  return exit_internal;
+}
+
+}  // namespace
+
+int cmd_run(args a) {
+  if (a.flag("help", "h")) {
+    std::cout << kUsage;
+    return exit_ok;
+  }
+  run_options o;
+  o.nonblock = a.flag("nonblock", "n");
+  o.quiet = a.flag("quiet", "q");
+  const auto lock = a.take("lock");
+  const auto table = a.take("table");
+  const auto ttl = a.take("ttl");
+  const auto wait = a.take("wait", "w");
+  const auto conflict = a.take("conflict-exit-code", "E");
+  const auto kind = a.take("kind");
+  const std::string uri = database_uri(a);
+  o.command = a.rest();
+  try {
+    a.expect_done();
+  } catch (usage_error& e) {
+    e.message += " (options go before --, the command and its arguments after it)";
+    throw;
+  }
+
+  if (!lock) throw usage_error{"--lock NAME is required"};
+  o.lock = *lock;
+  if (kind && *kind != "table")
+    throw usage_error{"unknown --kind '" + *kind + "': only 'table' exists for now; other kinds come with the "
+                      "database's native locks (advisory, named)"};
+  if (ttl) o.ttl = parse_duration(*ttl, "--ttl");
+  if (wait) o.wait = parse_duration(*wait, "--wait");
+  if (wait && o.nonblock) throw usage_error{"--wait and --nonblock exclude each other"};
+  if (conflict) o.conflict_code = parse_exit_code(*conflict);
+  if (o.command.empty()) throw usage_error{"no command given: sqllock run --lock NAME -- CMD [ARGS…]"};
+
+  // Before the database is opened: the command inherits only what sqllock was started with, and
+  // no thread exists yet that could receive the signals meant for the signalfd.
+  command_line command(o.command, open_fds());
+  signal_inbox signals;
+
+  database_options db_options;
+  if (table) db_options.table = *table;
+  database db(uri, db_options);
+
+  lost_alarm alarm;
+  table_lock_options lock_options;
+  lock_options.ttl = o.ttl;
+  lock_options.auto_renew = true;
+  lock_options.on_lost = alarm.callback();
+  table_lock held(db, o.lock, lock_options);
+
+  int stop_signal = 0;
+  switch (acquire(held, signals, o, stop_signal)) {
+    case acquire_outcome::not_obtained:
+      if (!o.quiet)
+        std::cerr << "sqllock: lock '" << o.lock << "' is held elsewhere"
+                  << (o.wait ? "; gave up after waiting " + *wait : std::string()) << "\n";
+      return o.conflict_code;
+    case acquire_outcome::interrupted:
+      if (!o.quiet)
+        std::cerr << "sqllock: " << signal_name(stop_signal) << " while waiting for lock '" << o.lock
+                  << "'; the command was not run\n";
+      return 128 + stop_signal;
+    case acquire_outcome::acquired:
+      break;
+  }
+  if (auto s = signals.wait_for_stop(0ms)) {  // arrived during the acquiring round trip
+    held.unlock();
+    if (!o.quiet)
+      std::cerr << "sqllock: " << signal_name(s->number) << " while acquiring lock '" << o.lock
+                << "'; the command was not run\n";
+    return 128 + s->number;
+  }
+
+  const std::stop_token lost_token = held.lost_token();
+  const start_result started = command.start(signals);
+  if (started.pid < 0) {
+    held.unlock();
+    std::cerr << "sqllock: cannot run '" << command.name() << "': " << std::strerror(started.error) << "\n";
+    return started.error == ENOENT || started.error == ENOTDIR ? 127 : 126;
+  }
+
+  bool lost = false;
+  const int status = supervise(started.pid, signals, alarm, lost_token, o.lock, lost);
+  if (!lost && lost_token.stop_requested()) {
+    lost = true;
+    std::cerr << "sqllock: lock '" << o.lock << "' lost while the command was running\n";
+  }
+  if (lost) {
+    try {
+      held.release();  // throws not_held, and forgets the lost hold without a message
+    } catch (const error&) {
+    }
+    return exit_lock_lost;
+  }
+  try {
+    held.release();
+  } catch (const error& e) {
+    // The command finished under the lock; a failed release only delays the next holder until
+    // the lease expires.
+    std::cerr << "sqllock: releasing lock '" << o.lock << "' failed: " << e.what()
+              << " (the lease expires on its own)\n";
+  }
+  return exit_status_of(status);
+}
+
+}  // namespace sqllock::cli
