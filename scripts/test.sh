@@ -7,8 +7,8 @@
 #   3. the same with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/
 #      (SQLLOCK_ASAN_BUILD_DIR; SQLLOCK_TEST_ASAN=0 leaves this out for a quicker local run)
 # Both ctest runs include consumer.find_package (installs the build and compiles tests/consumer
-# against it) and compose.config (checks docker-compose.yml). CTEST_PARALLEL_LEVEL=N runs tests
-# in parallel. Exits non-zero when any step fails; the last line sums up all tests run.
+# against it) and compose.config (checks docker-compose.yml). CTEST_PARALLEL_LEVEL=N (default 3)
+# sets how many tests run at once. Exits non-zero when any step fails; the last line sums up all tests run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -48,7 +48,10 @@ suite() {
     failures+=("$name: build"); failed=$((failed + 1)); return
   fi
   step "$name: ctest"
-  ctest --test-dir "$dir" --output-on-failure --no-tests=error 2>&1 | tee "$dir/ctest.log" || rc=$?
+  # Most tests wait on servers, timers or child processes, not the CPU: run three at a time.
+  # Tests that restart a server are marked RUN_SERIAL and run alone.
+  ctest --test-dir "$dir" --output-on-failure --no-tests=error --parallel "${CTEST_PARALLEL_LEVEL:-3}" 2>&1 |
+    tee "$dir/ctest.log" || rc=$?
   if ! count "$dir/ctest.log"; then
     failures+=("$name: ctest printed no summary"); failed=$((failed + 1))
   elif ((rc != 0)); then
