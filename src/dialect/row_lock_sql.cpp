@@ -47,10 +47,13 @@ row_lock_sql mysql(const std::string& table) {
   s.errors_abort_transaction = false;  // a lock wait timeout rolls back the statement only
   s.probe_in_caller_transaction = false;
   s.probe = t("SELECT 1 FROM {{table_rows}} WHERE resource = $1");
-  // Not INSERT IGNORE: on an existing key that takes a *shared* lock, and two shared holders that
-  // both go on to FOR UPDATE deadlock. ON DUPLICATE KEY UPDATE takes the exclusive lock at once, so
-  // in a caller's transaction (no probe) it is what waits for the holder.
-  s.ensure = t("INSERT INTO {{table_rows}} (resource) VALUES ($1) ON DUPLICATE KEY UPDATE resource = resource");
+  // Neither INSERT IGNORE nor INSERT … ON DUPLICATE KEY UPDATE: on an existing key MariaDB 10.11
+  // gives both a *shared* record lock, and two shared holders that both go on to FOR UPDATE
+  // deadlock (seen with concurrent first locks of a name in callers' transactions). REPLACE
+  // takes the exclusive record lock at once (with the key as the only unique index it updates the
+  // row in place), so in a caller's transaction (no probe) it is what queues behind the insert or
+  // the holder; it is a write, not a consistent read, so it fixes no REPEATABLE READ snapshot.
+  s.ensure = t("REPLACE INTO {{table_rows}} (resource) VALUES ($1)");
   s.lock = t("SELECT 1 FROM {{table_rows}} WHERE resource = $1 FOR UPDATE");
   // MySQL 8.0.1+ and MariaDB 10.3+.
   s.lock_nowait = t("SELECT 1 FROM {{table_rows}} WHERE resource = $1 FOR UPDATE NOWAIT");
