@@ -32,8 +32,6 @@ void check_arity(std::string_view sql, std::size_t given) {
 result pqxx_tx_connection::exec(std::string_view sql, std::span<const value> params) {
   return guarded([&] {
     check_arity(sql, params.size());
-    // pqxx 6.4's exec_params with an empty parameter list returns no rows; run it plainly.
-    if (params.empty()) return pqxx_to_result(tx_.exec(std::string(sql)), is_query_statement(sql));
     std::vector<std::string> storage;
     const std::vector<const char*> texts = pqxx_parameter_texts(params, storage);
     return pqxx_to_result(tx_.exec_params(std::string(sql), pqxx::prepare::make_dynamic_params(texts)),
