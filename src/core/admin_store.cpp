@@ -1,20 +1,11 @@
 #include "core/admin_store.hpp"
 
-#include <charconv>
-
+#include "core/field_value.hpp"
 #include "dialect/dialect.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {
 namespace {
-
-std::int64_t to_int64(const field& f, const char* what) {
-  std::int64_t v = 0;
-  if (!f || std::from_chars(f->data(), f->data() + f->size(), v).ec != std::errc())
-    throw backend_error(std::string("lock table returned a malformed ") + what + ": '" + f.value_or("NULL") + "'",
-                        "", 0);
-  return v;
-}
 
 // A row of kLockColumns (see admin_sql.hpp).
 lock_info to_lock_info(const row& r) {
@@ -24,13 +15,13 @@ lock_info to_lock_info(const row& r) {
   l.resource = r[0].value_or("");
   l.owner = r[1].value_or("");
   l.holder_host = r[2].value_or("");
-  l.holder_pid = to_int64(r[3], "holder_pid");
+  l.holder_pid = field_int64(r[3], "holder_pid");
   l.holder_thread = r[4].value_or("");
-  l.count = to_int64(r[5], "count");
-  l.fence = to_int64(r[6], "fence");
+  l.count = field_int64(r[5], "count");
+  l.fence = field_int64(r[6], "fence");
   l.acquired_at = r[7].value_or("");
-  l.expires_in = std::chrono::milliseconds(to_int64(r[8], "expires_in"));
-  l.expired = to_int64(r[9], "expired") != 0;
+  l.expires_in = std::chrono::milliseconds(field_int64(r[8], "expires_in"));
+  l.expired = field_int64(r[9], "expired") != 0;
   return l;
 }
 
@@ -137,11 +128,11 @@ std::vector<advisory_lock_info> admin_store::advisory_locks() {
   out.reserve(res.rows.size());
   for (const auto& r : res.rows) {
     advisory_lock_info a;
-    a.pid = r.at(0) ? to_int64(r[0], "pid") : 0;
-    a.keys.push_back(to_int64(r.at(1), "advisory key"));
-    if (r.at(2)) a.keys.push_back(to_int64(r[2], "advisory key"));
+    a.pid = r.at(0) ? field_int64(r[0], "pid") : 0;
+    a.keys.push_back(field_int64(r.at(1), "advisory key"));
+    if (r.at(2)) a.keys.push_back(field_int64(r[2], "advisory key"));
     a.mode = r.at(3).value_or("");
-    a.granted = to_int64(r.at(4), "granted") != 0;
+    a.granted = field_int64(r.at(4), "granted") != 0;
     out.push_back(std::move(a));
   }
   return out;

@@ -2,23 +2,11 @@
 
 #include <unistd.h>
 
-#include <charconv>
-
+#include "core/field_value.hpp"
 #include "core/identity.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {
-namespace {
-
-std::int64_t to_int64(const field& f, const char* what) {
-  std::int64_t v = 0;
-  if (!f || std::from_chars(f->data(), f->data() + f->size(), v).ec != std::errc())
-    throw backend_error(std::string("lock table returned a malformed ") + what + ": '" + f.value_or("NULL") + "'",
-                        "", 0);
-  return v;
-}
-
-}  // namespace
 
 result table_store::run(const std::string& sql, std::span<const value> params) {
   try {
@@ -48,20 +36,20 @@ std::optional<acquired> table_store::acquire(const acquire_request& r) {
   const auto res = run(sql_.acquire, params);
   if (!sql_.acquire_reads_back) {
     if (res.rows.empty()) return std::nullopt;
-    return acquired{to_int64(res.rows[0].at(0), "count"), to_int64(res.rows[0].at(1), "fence")};
+    return acquired{field_int64(res.rows[0].at(0), "count"), field_int64(res.rows[0].at(1), "fence")};
   }
   if (res.affected == 0) return std::nullopt;
   const value key[] = {r.resource, r.owner};
   const auto back = run(sql_.acquire_readback, key);
   if (back.rows.empty()) return std::nullopt;  // expired and taken over in between: not acquired
-  return acquired{to_int64(back.rows[0].at(0), "count"), to_int64(back.rows[0].at(1), "fence")};
+  return acquired{field_int64(back.rows[0].at(0), "count"), field_int64(back.rows[0].at(1), "fence")};
 }
 
 std::optional<std::chrono::milliseconds> table_store::lease_remaining(const std::string& resource) {
   const value params[] = {resource};
   const auto res = run(sql_.lease_remaining, params);
   if (res.rows.empty()) return std::nullopt;
-  return std::chrono::milliseconds(to_int64(res.rows[0].at(0), "remaining lease"));
+  return std::chrono::milliseconds(field_int64(res.rows[0].at(0), "remaining lease"));
 }
 
 bool table_store::release(const std::string& resource, const std::string& owner, std::int64_t fence,
@@ -82,7 +70,7 @@ std::vector<held_lease> table_store::renew(const std::string& session) {
   std::vector<held_lease> out;
   out.reserve(res.rows.size());
   for (const auto& row : res.rows)
-    out.push_back({row.at(0).value_or(""), row.at(1).value_or(""), to_int64(row.at(2), "fence")});
+    out.push_back({row.at(0).value_or(""), row.at(1).value_or(""), field_int64(row.at(2), "fence")});
   return out;
 }
 
