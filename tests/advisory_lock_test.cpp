@@ -9,6 +9,7 @@
 #include "core/advisory_protocol.hpp"
 #include "sqllock/advisory_lock.hpp"
 #include "sqllock/error.hpp"
+#include "support/lockable.hpp"
 #include "support/session_lock_fixture.hpp"
 
 namespace sqllock::test {
@@ -20,15 +21,6 @@ using clock_type = std::chrono::steady_clock;
 // The standard library's wrappers work with advisory_lock (TimedLockable and
 // SharedTimedLockable).
 template <class L>
-concept timed_lockable = requires(L& l) {
-  l.lock();
-  { l.try_lock() } -> std::same_as<bool>;
-  l.unlock();
-  { l.try_lock_for(1ms) } -> std::same_as<bool>;
-  { l.try_lock_until(clock_type::now()) } -> std::same_as<bool>;
-  { l.try_lock_until(std::chrono::system_clock::now()) } -> std::same_as<bool>;
-};
-template <class L>
 concept shared_timed_lockable = requires(L& l) {
   l.lock_shared();
   { l.try_lock_shared() } -> std::same_as<bool>;
@@ -37,15 +29,11 @@ concept shared_timed_lockable = requires(L& l) {
   { l.try_lock_shared_until(clock_type::now()) } -> std::same_as<bool>;
   { l.try_lock_shared_until(std::chrono::system_clock::now()) } -> std::same_as<bool>;
 };
-static_assert(timed_lockable<advisory_lock>);
+static_assert(std_wrappable<advisory_lock>);
 static_assert(shared_timed_lockable<advisory_lock>);
-static_assert(noexcept(std::declval<advisory_lock&>().unlock()));
 static_assert(noexcept(std::declval<advisory_lock&>().unlock_shared()));
-static_assert(std::is_constructible_v<std::unique_lock<advisory_lock>, advisory_lock&, std::try_to_lock_t>);
 static_assert(std::is_constructible_v<std::unique_lock<advisory_lock>, advisory_lock&, std::chrono::milliseconds>);
 static_assert(std::is_constructible_v<std::shared_lock<advisory_lock>, advisory_lock&, std::chrono::milliseconds>);
-static_assert(std::is_constructible_v<std::lock_guard<advisory_lock>, advisory_lock&>);
-static_assert(std::is_constructible_v<std::scoped_lock<advisory_lock>, advisory_lock&>);
 
 // pg_locks rows (any session) granted for `key` in `mode` ("ExclusiveLock" / "ShareLock"),
 // optionally only those of sessions with application_name `app`.

@@ -5,6 +5,7 @@
 
 #include "sqllock/error.hpp"
 #include "sqllock/named_lock.hpp"
+#include "support/lockable.hpp"
 #include "support/session_lock_fixture.hpp"
 
 namespace sqllock::test {
@@ -13,20 +14,7 @@ namespace {
 using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
 
-template <class L>
-concept timed_lockable = requires(L& l) {
-  l.lock();
-  { l.try_lock() } -> std::same_as<bool>;
-  l.unlock();
-  { l.try_lock_for(1ms) } -> std::same_as<bool>;
-  { l.try_lock_until(clock_type::now()) } -> std::same_as<bool>;
-  { l.try_lock_until(std::chrono::system_clock::now()) } -> std::same_as<bool>;
-};
-static_assert(timed_lockable<named_lock>);
-static_assert(noexcept(std::declval<named_lock&>().unlock()));
-static_assert(std::is_constructible_v<std::unique_lock<named_lock>, named_lock&, std::try_to_lock_t>);
-static_assert(std::is_constructible_v<std::lock_guard<named_lock>, named_lock&>);
-static_assert(std::is_constructible_v<std::scoped_lock<named_lock>, named_lock&>);
+static_assert(std_wrappable<named_lock>);
 
 class NamedLockTest : public SessionLockTest {
  protected:

@@ -10,6 +10,7 @@
 #include "core/table_store.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/table_lock.hpp"
+#include "support/lockable.hpp"
 #include "support/lock_fixture.hpp"
 
 namespace sqllock::test {
@@ -19,20 +20,7 @@ using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
 
 // The standard library's lock wrappers work with table_lock.
-template <class L>
-concept timed_lockable = requires(L& l) {
-  l.lock();
-  { l.try_lock() } -> std::same_as<bool>;
-  l.unlock();
-  { l.try_lock_for(1ms) } -> std::same_as<bool>;
-  { l.try_lock_until(clock_type::now()) } -> std::same_as<bool>;
-  { l.try_lock_until(std::chrono::system_clock::now()) } -> std::same_as<bool>;
-};
-static_assert(timed_lockable<table_lock>);
-static_assert(noexcept(std::declval<table_lock&>().unlock()));
-static_assert(std::is_constructible_v<std::unique_lock<table_lock>, table_lock&, std::try_to_lock_t>);
-static_assert(std::is_constructible_v<std::lock_guard<table_lock>, table_lock&>);
-static_assert(std::is_constructible_v<std::scoped_lock<table_lock>, table_lock&>);
+static_assert(std_wrappable<table_lock>);
 
 // Collects on_unlock_error reports.
 struct error_sink {
