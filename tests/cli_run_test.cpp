@@ -165,6 +165,9 @@ std::string wait_for_file_sh(const fs::path& file) {
   return "i=0; while [ ! -e '" + file.string() + "' ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done";
 }
 
+// `sh -c SCRIPT` as a command.
+std::vector<std::string> sh_cmd(const std::string& script) { return {"sh", "-c", script}; }
+
 class CliRunTest : public ::testing::TestWithParam<target> {
  protected:
   void SetUp() override {
@@ -398,6 +401,135 @@ TEST_P(CliRunTest, LostLockStopsTheCommandAndExits5) {
 INSTANTIATE_TEST_SUITE_P(AllTargets, CliRunTest, ::testing::ValuesIn(all_targets()),
                          [](const auto& info) { return info.param.name; });
 
+// ---- --kind row | advisory | named: each kind on the dialects that have it.
+struct kind_case {
+  target db;
+  std::string kind;
+};
+void PrintTo(const kind_case& c, std::ostream* os) { *os << c.kind << "_" << c.db.name; }
+
+// The dialects each kind exists on (table: all of them, tested above).
+bool kind_supported(const std::string& kind, dialect_kind d) {
+  if (kind == "advisory") return d == dialect_kind::postgresql;
+  if (kind == "named") return d == dialect_kind::mysql;
+  return d != dialect_kind::sqlite;  // row
+}
+
+std::vector<kind_case> kind_cases(bool supported) {
+  std::vector<kind_case> out;
+  for (const auto& t : all_targets())
+    for (const std::string kind : {"row", "advisory", "named"})
+      if (kind_supported(kind, t.dialect) == supported) out.push_back({t, kind});
+  return out;
+}
+
+class CliRunKindTest : public ::testing::TestWithParam<kind_case> {
+ protected:
+  void SetUp() override {
+    SQLLOCK_REQUIRE_SERVER(GetParam().db.uri);
+    dir_ = make_temp_dir();
+    table_ = unique_name("clik");
+    lock_ = unique_name(GetParam().kind);  // advisory and named locks are server-wide
+    std::string err;
+    ASSERT_EQ(run_cli({"migrate", "--db", GetParam().db.uri, "--table", table_}, dir_, &err), 0) << err;
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  // `sqllock run --kind KIND --db … --table … --lock LOCK OPTIONS… -- COMMAND…`
+  std::vector<std::string> run_args(std::vector<std::string> options, std::vector<std::string> command,
+                                    const std::string& kind = "") const {
+    std::vector<std::string> a{"run",   "--kind", kind.empty() ? GetParam().kind : kind, "--db", GetParam().db.uri,
+                               "--table", table_, "--lock",  lock_};
+    a.insert(a.end(), options.begin(), options.end());
+    a.push_back("--");
+    a.insert(a.end(), command.begin(), command.end());
+    return a;
+  }
+  int run(std::vector<std::string> options, std::vector<std::string> command, std::string* err = nullptr,
+          const std::string& kind = "") const {
+    return run_cli(run_args(std::move(options), std::move(command), kind), dir_, err);
+  }
+  // A holder whose command signals `ready`, then sleeps 1.5 s.
+  std::unique_ptr<cli_process> start_holder(const fs::path& ready) const {
+    auto p = std::make_unique<cli_process>(run_args({}, {"sh", "-c", "touch '" + ready.string() + "'; sleep 1.5"}),
+                                           dir_);
+    EXPECT_TRUE(eventually([&] { return fs::exists(ready) || !p->running(); })) << "holder never started";
+    EXPECT_TRUE(fs::exists(ready)) << "holder exited early: " << p->err();
+    return p;
+  }
+
+  fs::path dir_;
+  std::string table_, lock_;
+};
+
+TEST_P(CliRunKindTest, HolderExcludesOthersUntilItExits) {
+  auto holder = start_holder(dir_ / "ready");
+  std::string err;
+  EXPECT_EQ(run({"-n"}, {"true"}, &err), 1) << err;
+  EXPECT_NE(err.find("held elsewhere"), std::string::npos) << err;
+  EXPECT_EQ(run({"-n", "-E", "7"}, {"true"}), 7);
+  EXPECT_EQ(run({"-w", "200ms"}, {"true"}), 1) << "--wait gives up while the lock is held";
+  EXPECT_EQ(run({"-n"}, {"true"}, &err, "table"), 0) << "a table lock of the same name is another lock: " << err;
+  EXPECT_EQ(run({"--wait", "20s"}, {"true"}, &err), 0) << "a bounded wait gets the lock once the holder exits: "
+                                                      << err;
+  EXPECT_EQ(holder->wait(), 0) << holder->err();
+  EXPECT_EQ(run({"-n"}, {"true"}, &err), 0) << "released after the holder exited: " << err;
+}
+
+TEST_P(CliRunKindTest, AWaiterRunsAfterTheHolder) {
+  auto holder = start_holder(dir_ / "ready");
+  cli_process waiter(run_args({}, {"sh", "-c", "exit 4"}), dir_);
+  std::this_thread::sleep_for(300ms);
+  EXPECT_TRUE(waiter.running()) << "waits while the lock is held: " << waiter.err();
+  EXPECT_EQ(waiter.wait(), 4) << waiter.err();
+  EXPECT_EQ(holder->wait(), 0) << holder->err();
+}
+
+TEST_P(CliRunKindTest, ExitStatusIsTheCommands) {
+  EXPECT_EQ(run({}, {"true"}), 0);
+  EXPECT_EQ(run({}, sh_cmd("exit 3")), 3);
+  EXPECT_EQ(run({"-n"}, sh_cmd("exit 42")), 42);
+  EXPECT_EQ(run({"--wait", "1s"}, sh_cmd("kill -KILL $$")), 128 + SIGKILL);
+  EXPECT_EQ(run({}, {"sqllock-no-such-command-xyz"}), 127);
+  EXPECT_EQ(run({"-n"}, {"true"}), 0) << "every run released its lock";
+}
+
+TEST_P(CliRunKindTest, SignalWhileWaitingEndsTheWait) {
+  auto holder = start_holder(dir_ / "ready");
+  cli_process waiter(run_args({}, {"touch", (dir_ / "ran").string()}), dir_);
+  ASSERT_TRUE(eventually([&] { return waiter.blocks_sigterm() || !waiter.running(); }));
+  std::this_thread::sleep_for(200ms);
+  ASSERT_TRUE(waiter.running()) << waiter.err();
+  ::kill(waiter.pid(), SIGTERM);
+  EXPECT_EQ(waiter.wait(5s), 128 + SIGTERM) << waiter.err();
+  EXPECT_FALSE(fs::exists(dir_ / "ran")) << "the command must not run";
+  EXPECT_EQ(holder->wait(), 0) << holder->err();
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, CliRunKindTest, ::testing::ValuesIn(kind_cases(true)),
+                         [](const auto& info) { return info.param.kind + "_" + info.param.db.name; });
+
+// A kind the database's dialect lacks is a usage error, before anything runs.
+class CliRunUnsupportedKindTest : public ::testing::TestWithParam<kind_case> {};
+
+TEST_P(CliRunUnsupportedKindTest, Exits2WithAMessage) {
+  SQLLOCK_REQUIRE_SERVER(GetParam().db.uri);
+  const auto dir = make_temp_dir();
+  std::string err;
+  EXPECT_EQ(run_cli({"run", "--kind", GetParam().kind, "--db", GetParam().db.uri, "--lock", "x", "--", "touch",
+                     (dir / "ran").string()},
+                    dir, &err),
+            2)
+      << err;
+  EXPECT_NE(err.find("--kind " + GetParam().kind + " needs"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(dir / "ran")) << "nothing ran";
+  fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, CliRunUnsupportedKindTest, ::testing::ValuesIn(kind_cases(false)),
+                         [](const auto& info) { return info.param.kind + "_" + info.param.db.name; });
+
 // Cases that do not depend on the database kind run on SQLite only.
 class CliRunSqliteTest : public ::testing::Test {
  protected:
@@ -429,7 +561,9 @@ TEST_F(CliRunSqliteTest, BadInputIsAUsageError) {
       {"run", "--db", uri_, "--lock", "x", "-n", "--wait", "1s", "--", "true"},  // both
       {"run", "--db", uri_, "--lock", "x", "-E", "256", "-n", "--", "true"},     // exit code range
       {"run", "--db", uri_, "--lock", "x", "-E", "x", "-n", "--", "true"},
-      {"run", "--db", uri_, "--lock", "x", "--kind", "advisory", "--", "true"},  // native kinds: later
+      {"run", "--db", uri_, "--lock", "x", "--kind", "advisory", "--", "true"},  // PostgreSQL only
+      {"run", "--db", uri_, "--lock", "x", "--kind", "bogus", "--", "true"},     // unknown kind
+      {"run", "--db", uri_, "--lock", "x", "--kind", "named", "--ttl", "1s", "--", "true"},  // ttl: table only
       {"run", "--db", "nosuchscheme://x", "--lock", "x", "--", "true"},           // bad URI
   };
   for (const auto& args : bad) {
@@ -442,8 +576,8 @@ TEST_F(CliRunSqliteTest, BadInputIsAUsageError) {
   std::string err;
   run_cli({"run", "--db", uri_, "--lock", "x", "--wait", "5x", "--", "true"}, dir_, &err);
   EXPECT_NE(err.find("500ms, 30s, 5m, 1h"), std::string::npos) << "the message shows the accepted forms: " << err;
-  run_cli({"run", "--db", uri_, "--lock", "x", "--kind", "advisory", "--", "true"}, dir_, &err);
-  EXPECT_NE(err.find("only 'table'"), std::string::npos) << err;
+  run_cli({"run", "--db", uri_, "--lock", "x", "--kind", "bogus", "--", "true"}, dir_, &err);
+  EXPECT_NE(err.find("use table, row, advisory or named"), std::string::npos) << err;
   EXPECT_FALSE(fs::exists(dir_ / "true")) << "nothing ran";
 }
 

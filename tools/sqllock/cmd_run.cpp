@@ -1,4 +1,4 @@
-// sqllock run: runs a command while holding a table lock, like flock(1) across hosts.
+// sqllock run: runs a command while holding a lock, like flock(1) across hosts.
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/wait.h>
@@ -10,6 +10,7 @@
 #include <cstring>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <random>
 #include <stop_token>
@@ -18,10 +19,10 @@
 #include "child.hpp"
 #include "cli.hpp"
 #include "duration.hpp"
+#include "run_kinds.hpp"
 #include "signals.hpp"
 #include "sqllock/database.hpp"
 #include "sqllock/error.hpp"
-#include "sqllock/table_lock.hpp"
 
 namespace sqllock::cli {
 
@@ -32,21 +33,29 @@ using steady = std::chrono::steady_clock;
 
 constexpr std::string_view kUsage =
     "usage: sqllock run [--db URI] --lock NAME [--table NAME] [--ttl DURATION]\n"
-    "                   [--wait DURATION | -n] [-E CODE] [--kind table] [--quiet] -- CMD [ARGS…]\n"
+    "                   [--wait DURATION | -n] [-E CODE] [--kind KIND] [--quiet] -- CMD [ARGS…]\n"
     "\n"
     "Runs CMD while holding the lock NAME, like flock(1) across hosts: every host that runs\n"
-    "`sqllock run` with the same database and NAME waits its turn. The lease is renewed in the\n"
-    "background while CMD runs, so CMD may run for longer than the TTL.\n"
+    "`sqllock run` with the same database, KIND and NAME waits its turn. A table lock's lease is\n"
+    "renewed in the background while CMD runs, so CMD may run for longer than the TTL.\n"
     "\n"
     "  --db URI        database URI (default: $SQLLOCK_DB); create the table with `sqllock migrate`\n"
     "  --lock NAME     the lock's name (1–255 bytes of UTF-8)\n"
     "  --table NAME    lock table name (default: distributed_lock)\n"
-    "  --ttl D         lease length: how long the lock outlives a crashed sqllock (default: 30s)\n"
+    "  --ttl D         lease length: how long a table lock outlives a crashed sqllock (default: 30s;\n"
+    "                  --kind table only)\n"
     "  -w, --wait D    give up after waiting D for the lock (default: wait as long as it takes)\n"
     "  -n, --nonblock  give up at once if the lock is held elsewhere\n"
     "  -E, --conflict-exit-code CODE\n"
     "                  exit status when the lock was not obtained (0–255, default: 1)\n"
-    "  --kind KIND     lock kind; only `table` exists for now (native locks will add others)\n"
+    "  --kind KIND     which lock (default: table); locks of different kinds never exclude each other:\n"
+    "                    table     a row with a lease in the lock table; every database\n"
+    "                    row       SELECT … FOR UPDATE held in a transaction while CMD runs, in\n"
+    "                              <table>_rows; PostgreSQL, MySQL/MariaDB\n"
+    "                    advisory  a session-level pg_advisory_lock; PostgreSQL only\n"
+    "                    named     a GET_LOCK user lock; MySQL/MariaDB only\n"
+    "                  A kind the database lacks is a usage error (exit 2). With row, advisory and\n"
+    "                  named the server frees the lock as soon as sqllock's connection ends.\n"
     "  -q, --quiet     no message when the lock is not obtained or the wait is interrupted\n"
     "\n"
     "Durations: a number of seconds (10, 0.5) or a number with a unit: 500ms, 30s, 5m, 1h.\n"
@@ -57,9 +66,11 @@ constexpr std::string_view kUsage =
     "sqllock then still waits for CMD to exit before releasing the lock. While sqllock is still\n"
     "waiting for the lock, these signals end the wait: CMD does not run, exit status 128+signal.\n"
     "\n"
-    "If the lock is lost while CMD runs (its lease could not be renewed in time, or the lock was\n"
-    "released by force), sqllock says so on stderr, sends CMD SIGTERM, then SIGKILL after 10 s,\n"
-    "and exits 5 whatever CMD's status.\n"
+    "If the lock is lost while CMD runs (a table lock's lease could not be renewed in time or it was\n"
+    "released by force; an advisory or named lock's session died), sqllock says so on stderr, sends\n"
+    "CMD SIGTERM, then SIGKILL after 10 s, and exits 5 whatever CMD's status. A row lock has no\n"
+    "loss signal: a connection that breaks while CMD runs shows only when CMD has exited and the\n"
+    "transaction cannot commit (then exit 5).\n"
     "\n"
     "Exit status: CMD's exit status, or 128+N when CMD was killed by signal N; 1 (or -E's CODE)\n"
     "when the lock was not obtained; 2 usage error; 3 database unreachable; 4 lock table missing\n"
@@ -108,7 +119,7 @@ class lost_alarm {
   }
   lost_alarm(const lost_alarm&) = delete;
   lost_alarm& operator=(const lost_alarm&) = delete;
-  // For table_lock_options::on_lost: cannot block or throw.
+  // For the locks' on_lost callbacks: cannot block or throw.
   std::function<void()> callback() const {
     return [fd = fds_[1]] { (void)!::write(fd, "!", 1); };
   }
@@ -118,14 +129,21 @@ class lost_alarm {
   int fds_[2];
 };
 
-enum class acquire_outcome { acquired, not_obtained, interrupted };
+enum class acquire_outcome { ran, not_obtained, interrupted };
 
-// Acquires `lock` as the options say; a stop signal ends the wait at once (`stop_signal`).
-// Waiting polls try_lock() with capped, jittered exponential backoff, sleeping on the signalfd:
-// table_lock::lock() and try_lock_for() cannot be interrupted, and calling try_lock_for() in short
-// slices would restart its backoff every slice (dozens of statements a second per waiter). The
-// price: no NOTIFY hand-off on PostgreSQL, so a waiter starts up to 500 ms after a release.
-acquire_outcome acquire(table_lock& lock, signal_inbox& signals, const run_options& o, int& stop_signal) {
+// Obtains `lock` as the options say and runs `body` under it (its status goes to `code`); a stop
+// signal ends the wait at once (`stop_signal`). Waiting polls run_lock::try_run() — one attempt
+// without waiting, whatever the kind — with capped, jittered exponential backoff, sleeping on the
+// signalfd: the kinds' blocking waits cannot be interrupted, and a timed wait in short slices
+// would restart its backoff every slice (dozens of statements a second per waiter). The price: no
+// server-side hand-off (NOTIFY, a lock queue), so a waiter starts up to 500 ms after a release.
+acquire_outcome acquire(run_lock& lock, const locked_body& body, signal_inbox& signals, const run_options& o,
+                        int& stop_signal, int& code) {
+  auto attempt = [&] {
+    const std::optional<int> ran = lock.try_run(body);
+    if (ran) code = *ran;
+    return ran.has_value();
+  };
   auto stopped = [&](std::chrono::milliseconds timeout) {
     if (auto s = signals.wait_for_stop(timeout)) {
       stop_signal = s->number;
@@ -134,14 +152,14 @@ acquire_outcome acquire(table_lock& lock, signal_inbox& signals, const run_optio
     return false;
   };
   if (stopped(0ms)) return acquire_outcome::interrupted;
-  if (o.nonblock) return lock.try_lock() ? acquire_outcome::acquired : acquire_outcome::not_obtained;
+  if (o.nonblock) return attempt() ? acquire_outcome::ran : acquire_outcome::not_obtained;
 
   const std::optional<steady::time_point> deadline =
       o.wait ? std::optional(steady::now() + *o.wait) : std::nullopt;
   std::minstd_rand jitter(std::random_device{}());
   std::chrono::milliseconds delay = 5ms;
   while (true) {
-    if (lock.try_lock()) return acquire_outcome::acquired;
+    if (attempt()) return acquire_outcome::ran;
     const auto now = steady::now();
     if (deadline && now >= *deadline) return acquire_outcome::not_obtained;
     // Sleep between delay/2 and delay, never past the deadline.
@@ -225,9 +243,8 @@ int cmd_run(args a) {
 
   if (!lock) throw usage_error{"--lock NAME is required"};
   o.lock = *lock;
-  if (kind && *kind != "table")
-    throw usage_error{"unknown --kind '" + *kind + "': only 'table' exists for now; other kinds come with the "
-                      "database's native locks (advisory, named)"};
+  const run_kind lock_kind = kind ? parse_run_kind(*kind) : run_kind::table;
+  if (ttl && lock_kind != run_kind::table) throw usage_error{"--ttl applies to --kind table only"};
   if (ttl) o.ttl = parse_duration(*ttl, "--ttl");
   if (wait) o.wait = parse_duration(*wait, "--wait");
   if (wait && o.nonblock) throw usage_error{"--wait and --nonblock exclude each other"};
@@ -244,14 +261,33 @@ int cmd_run(args a) {
   database db(uri, db_options);
 
   lost_alarm alarm;
-  table_lock_options lock_options;
-  lock_options.ttl = o.ttl;
-  lock_options.auto_renew = true;
-  lock_options.on_lost = alarm.callback();
-  table_lock held(db, o.lock, lock_options);
+  const std::unique_ptr<run_lock> lock_of_kind = make_run_lock(lock_kind, db, {o.lock, o.ttl, alarm.callback()});
+
+  // Runs under the lock: starts the command and supervises it.
+  const locked_body body = [&](const std::stop_token& lost_token) -> int {
+    if (auto s = signals.wait_for_stop(0ms)) {  // arrived during the acquiring round trip
+      if (!o.quiet)
+        std::cerr << "sqllock: " << signal_name(s->number) << " while acquiring lock '" << o.lock
+                  << "'; the command was not run\n";
+      return 128 + s->number;
+    }
+    const start_result started = command.start(signals);
+    if (started.pid < 0) {
+      std::cerr << "sqllock: cannot run '" << command.name() << "': " << std::strerror(started.error) << "\n";
+      return started.error == ENOENT || started.error == ENOTDIR ? 127 : 126;
+    }
+    bool lost = false;
+    const int status = supervise(started.pid, signals, alarm, lost_token, o.lock, lost);
+    if (!lost && lost_token.stop_requested()) {
+      lost = true;
+      std::cerr << "sqllock: lock '" << o.lock << "' lost while the command was running\n";
+    }
+    return lost ? exit_lock_lost : exit_status_of(status);
+  };
 
   int stop_signal = 0;
-  switch (acquire(held, signals, o, stop_signal)) {
+  int code = 0;
+  switch (acquire(*lock_of_kind, body, signals, o, stop_signal, code)) {
     case acquire_outcome::not_obtained:
       if (!o.quiet)
         std::cerr << "sqllock: lock '" << o.lock << "' is held elsewhere"
@@ -262,47 +298,10 @@ int cmd_run(args a) {
         std::cerr << "sqllock: " << signal_name(stop_signal) << " while waiting for lock '" << o.lock
                   << "'; the command was not run\n";
       return 128 + stop_signal;
-    case acquire_outcome::acquired:
+    case acquire_outcome::ran:
       break;
   }
-  if (auto s = signals.wait_for_stop(0ms)) {  // arrived during the acquiring round trip
-    held.unlock();
-    if (!o.quiet)
-      std::cerr << "sqllock: " << signal_name(s->number) << " while acquiring lock '" << o.lock
-                << "'; the command was not run\n";
-    return 128 + s->number;
-  }
-
-  const std::stop_token lost_token = held.lost_token();
-  const start_result started = command.start(signals);
-  if (started.pid < 0) {
-    held.unlock();
-    std::cerr << "sqllock: cannot run '" << command.name() << "': " << std::strerror(started.error) << "\n";
-    return started.error == ENOENT || started.error == ENOTDIR ? 127 : 126;
-  }
-
-  bool lost = false;
-  const int status = supervise(started.pid, signals, alarm, lost_token, o.lock, lost);
-  if (!lost && lost_token.stop_requested()) {
-    lost = true;
-    std::cerr << "sqllock: lock '" << o.lock << "' lost while the command was running\n";
-  }
-  if (lost) {
-    try {
-      held.release();  // throws not_held, and forgets the lost hold without a message
-    } catch (const error&) {
-    }
-    return exit_lock_lost;
-  }
-  try {
-    held.release();
-  } catch (const error& e) {
-    // The command finished under the lock; a failed release only delays the next holder until
-    // the lease expires.
-    std::cerr << "sqllock: releasing lock '" << o.lock << "' failed: " << e.what()
-              << " (the lease expires on its own)\n";
-  }
-  return exit_status_of(status);
+  return code;
 }
 
 }  // namespace sqllock::cli

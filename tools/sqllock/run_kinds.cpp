@@ -1,0 +1,138 @@
+#include "run_kinds.hpp"
+
+#include <iostream>
+#include <utility>
+
+#include "cli.hpp"
+#include "sqllock/advisory_lock.hpp"
+#include "sqllock/error.hpp"
+#include "sqllock/named_lock.hpp"
+#include "sqllock/row_lock.hpp"
+#include "sqllock/table_lock.hpp"
+
+namespace sqllock::cli {
+
+namespace {
+
+// A lock held from try_lock() until release(): table_lock, advisory_lock, named_lock. They share
+// try_lock / lost_token / release / unlock, so one template serves all three.
+template <class Lock>
+class held_run_lock final : public run_lock {
+ public:
+  // `release_hint` tells the user what happens to the lock when releasing it fails.
+  template <class... Args>
+  held_run_lock(std::string name, const char* release_hint, Args&&... args)
+      : lock_(std::forward<Args>(args)...), name_(std::move(name)), release_hint_(release_hint) {}
+
+  std::optional<int> try_run(const locked_body& body) override {
+    if (!lock_.try_lock()) return std::nullopt;
+    const std::stop_token lost = lock_.lost_token();
+    int code = 0;
+    try {
+      code = body(lost);
+    } catch (...) {
+      lock_.unlock();
+      throw;
+    }
+    if (lost.stop_requested()) {
+      try {
+        lock_.release();  // throws not_held, and forgets the lost hold without a message
+      } catch (const error&) {
+      }
+      return code;  // body has reported the loss
+    }
+    try {
+      lock_.release();
+    } catch (const error& e) {
+      // The command finished under the lock; a failed release only delays the next holder.
+      std::cerr << "sqllock: releasing lock '" << name_ << "' failed: " << e.what() << " (" << release_hint_
+                << ")\n";
+    }
+    return code;
+  }
+
+ private:
+  Lock lock_;
+  std::string name_;
+  const char* release_hint_;
+};
+
+// A row lock exists only while with_row_lock's function runs, so body runs inside it. There is no
+// loss signal: a dead connection shows only when the transaction ends.
+class row_run_lock final : public run_lock {
+ public:
+  row_run_lock(const database& db, std::string name) : db_(db), name_(std::move(name)) {}
+
+  std::optional<int> try_run(const locked_body& body) override {
+    std::optional<int> code;
+    try {
+      if (!try_with_row_lock(db_, name_, [&](row_lock_tx&) { code = body(std::stop_token{}); })) return std::nullopt;
+    } catch (const error& e) {
+      if (!code) throw;  // before body ran: the lock was not taken
+      // Ending the transaction failed after the command ran: its connection may have broken
+      // while the command ran, and the lock with it.
+      std::cerr << "sqllock: ending the transaction of row lock '" << name_ << "' failed after the command ran: "
+                << e.what() << " (the lock may have ended early)\n";
+      return exit_lock_lost;
+    }
+    return code;
+  }
+
+ private:
+  const database& db_;
+  std::string name_;
+};
+
+session_lock_options session_options(const run_lock_settings& s) {
+  session_lock_options o;
+  o.on_lost = s.on_lost;
+  return o;
+}
+
+// Throws not_supported, naming what to use instead, unless db's dialect is `needed`.
+void require_dialect(const database& db, dialect_kind needed, std::string_view kind, std::string_view needs,
+                     std::string_view instead) {
+  if (db.dialect() != needed)
+    throw not_supported("--kind " + std::string(kind) + " needs " + std::string(needs) + "; this database is " +
+                        std::string(to_string(db.dialect())) + " (use " + std::string(instead) + ")");
+}
+
+}  // namespace
+
+run_kind parse_run_kind(std::string_view text) {
+  if (text == "table") return run_kind::table;
+  if (text == "row") return run_kind::row;
+  if (text == "advisory") return run_kind::advisory;
+  if (text == "named") return run_kind::named;
+  throw usage_error{"unknown --kind '" + std::string(text) + "': use table, row, advisory or named"};
+}
+
+std::unique_ptr<run_lock> make_run_lock(run_kind kind, const database& db, const run_lock_settings& s) {
+  switch (kind) {
+    case run_kind::table: {
+      table_lock_options o;
+      o.ttl = s.ttl;
+      o.auto_renew = true;
+      o.on_lost = s.on_lost;
+      return std::make_unique<held_run_lock<table_lock>>(s.name, "the lease expires on its own", db, s.name, o);
+    }
+    case run_kind::advisory:
+      require_dialect(db, dialect_kind::postgresql, "advisory", "PostgreSQL",
+                      "--kind named on MySQL/MariaDB, table on SQLite");
+      return std::make_unique<held_run_lock<advisory_lock>>(s.name, "the server frees it when the session ends", db,
+                                                            s.name, session_options(s));
+    case run_kind::named:
+      require_dialect(db, dialect_kind::mysql, "named", "MySQL/MariaDB",
+                      "--kind advisory on PostgreSQL, table on SQLite");
+      return std::make_unique<held_run_lock<named_lock>>(s.name, "the server frees it when the session ends", db,
+                                                         s.name, session_options(s));
+    case run_kind::row:
+      if (!supports_row_locks(db))
+        throw not_supported("--kind row needs PostgreSQL or MySQL/MariaDB; this database is " +
+                            std::string(to_string(db.dialect())) + " (use --kind table)");
+      return std::make_unique<row_run_lock>(db, s.name);
+  }
+  throw usage_error{"unknown --kind"};
+}
+
+}  // namespace sqllock::cli

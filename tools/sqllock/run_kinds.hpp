@@ -1,0 +1,45 @@
+// The lock kinds of `sqllock run` (--kind): one interface over table_lock, advisory_lock,
+// named_lock and row locks, so the waiting loop and the command's supervision exist once.
+#pragma once
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+
+#include "sqllock/database.hpp"
+
+namespace sqllock::cli {
+
+enum class run_kind { table, row, advisory, named };
+
+// The kind named `text`. Throws usage_error for an unknown name.
+run_kind parse_run_kind(std::string_view text);
+
+// What runs while the lock is held: receives a token that is signalled if the lock is lost
+// (never, for row locks) and returns sqllock's exit status.
+using locked_body = std::function<int(std::stop_token lost)>;
+
+// One lock of some kind, as `sqllock run` holds it.
+class run_lock {
+ public:
+  virtual ~run_lock() = default;
+  // One attempt without waiting. When the lock is obtained, runs body under it, releases it and
+  // returns body's status (or exit_lock_lost when releasing shows the lock ended early);
+  // std::nullopt when the lock is held elsewhere (body did not run). Throws sqllock errors.
+  virtual std::optional<int> try_run(const locked_body& body) = 0;
+};
+
+struct run_lock_settings {
+  std::string name;
+  std::chrono::milliseconds ttl;  // table locks only
+  std::function<void()> on_lost;  // must not block or throw; not called for row locks
+};
+
+// The lock of `kind` on `db`. Throws not_supported when db's dialect lacks that kind,
+// invalid_argument for a bad name.
+std::unique_ptr<run_lock> make_run_lock(run_kind kind, const database& db, const run_lock_settings& settings);
+
+}  // namespace sqllock::cli
