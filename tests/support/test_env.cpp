@@ -7,6 +7,8 @@
 #include <fstream>
 #include <map>
 #include <string_view>
+#include <system_error>
+#include <vector>
 
 namespace sqllock::test {
 namespace {
@@ -42,9 +44,23 @@ std::optional<std::string> postgres_uri() { return lookup("SQLLOCK_TEST_PG_URI")
 std::optional<std::string> mysql_uri() { return lookup("SQLLOCK_TEST_MYSQL_URI"); }
 std::optional<std::string> test_setting(const std::string& key) { return lookup(key.c_str()); }
 
+// The temporary directories sqlite_uri() made, removed when the process that made them exits
+// (forked test children leave through _exit and remove nothing).
+struct temp_dirs {
+  std::vector<std::string> paths;
+  pid_t owner = ::getpid();
+  ~temp_dirs() {
+    if (::getpid() != owner) return;
+    std::error_code ignored;
+    for (const auto& p : paths) std::filesystem::remove_all(p, ignored);
+  }
+};
+
 std::string sqlite_uri() {
+  static temp_dirs made;
   std::string templ = (std::filesystem::temp_directory_path() / "sqllock-test-XXXXXX").string();
   if (!::mkdtemp(templ.data())) std::abort();
+  made.paths.push_back(templ);
   return "sqlite://" + templ + "/locks.db";
 }
 
