@@ -178,7 +178,7 @@ class CliRunTest : public ::testing::TestWithParam<target> {
     dir_ = make_temp_dir();
     table_ = unique_name("cli");
     std::string err;
-    ASSERT_EQ(run_cli({"migrate", "--db", GetParam().uri, "--table", table_}, dir_, &err), 0) << err;
+    ASSERT_EQ(run_cli({"migrate", "--db", GetParam().owner_uri, "--table", table_}, dir_, &err), 0) << err;
   }
   void TearDown() override {
     if (!dir_.empty()) fs::remove_all(dir_);
@@ -431,7 +431,7 @@ class CliRunKindTest : public ::testing::TestWithParam<kind_case> {
     table_ = unique_name("clik");
     lock_ = unique_name(GetParam().kind);  // advisory and named locks are server-wide
     std::string err;
-    ASSERT_EQ(run_cli({"migrate", "--db", GetParam().db.uri, "--table", table_}, dir_, &err), 0) << err;
+    ASSERT_EQ(run_cli({"migrate", "--db", GetParam().db.owner_uri, "--table", table_}, dir_, &err), 0) << err;
   }
   void TearDown() override {
     if (!dir_.empty()) fs::remove_all(dir_);
@@ -450,38 +450,48 @@ class CliRunKindTest : public ::testing::TestWithParam<kind_case> {
           const std::string& kind = "") const {
     return run_cli(run_args(std::move(options), std::move(command), kind), dir_, err);
   }
-  // A holder whose command signals `ready`, then sleeps 1.5 s.
-  std::unique_ptr<cli_process> start_holder(const fs::path& ready) const {
-    auto p = std::make_unique<cli_process>(run_args({}, {"sh", "-c", "touch '" + ready.string() + "'; sleep 1.5"}),
-                                           dir_);
-    EXPECT_TRUE(eventually([&] { return fs::exists(ready) || !p->running(); })) << "holder never started";
-    EXPECT_TRUE(fs::exists(ready)) << "holder exited early: " << p->err();
+  // A holder whose command signals `ready`, then holds until release() creates its release file.
+  // Holding on a file rather than a sleep keeps the tests right however slowly the CLI starts
+  // (an ASan build takes most of a second per run).
+  std::unique_ptr<cli_process> start_holder() const {
+    auto p = std::make_unique<cli_process>(
+        run_args({}, {"sh", "-c", "touch '" + ready_file().string() + "'; " + wait_for_file_sh(release_file())}),
+        dir_);
+    EXPECT_TRUE(eventually([&] { return fs::exists(ready_file()) || !p->running(); })) << "holder never started";
+    EXPECT_TRUE(fs::exists(ready_file())) << "holder exited early: " << p->err();
     return p;
   }
+  fs::path ready_file() const { return dir_ / "ready"; }
+  fs::path release_file() const { return dir_ / "release"; }
+  void release_holder() const { std::ofstream(release_file()).put('\n'); }
 
   fs::path dir_;
   std::string table_, lock_;
 };
 
 TEST_P(CliRunKindTest, HolderExcludesOthersUntilItExits) {
-  auto holder = start_holder(dir_ / "ready");
+  auto holder = start_holder();
   std::string err;
   EXPECT_EQ(run({"-n"}, {"true"}, &err), 1) << err;
   EXPECT_NE(err.find("held elsewhere"), std::string::npos) << err;
   EXPECT_EQ(run({"-n", "-E", "7"}, {"true"}), 7);
   EXPECT_EQ(run({"-w", "200ms"}, {"true"}), 1) << "--wait gives up while the lock is held";
   EXPECT_EQ(run({"-n"}, {"true"}, &err, "table"), 0) << "a table lock of the same name is another lock: " << err;
-  EXPECT_EQ(run({"--wait", "20s"}, {"true"}, &err), 0) << "a bounded wait gets the lock once the holder exits: "
-                                                      << err;
+  cli_process waiter(run_args({"--wait", "20s"}, {"true"}), dir_);
+  std::this_thread::sleep_for(300ms);
+  EXPECT_TRUE(waiter.running()) << "a bounded wait waits while the lock is held: " << waiter.err();
+  release_holder();
+  EXPECT_EQ(waiter.wait(), 0) << "a bounded wait gets the lock once the holder exits: " << waiter.err();
   EXPECT_EQ(holder->wait(), 0) << holder->err();
   EXPECT_EQ(run({"-n"}, {"true"}, &err), 0) << "released after the holder exited: " << err;
 }
 
 TEST_P(CliRunKindTest, AWaiterRunsAfterTheHolder) {
-  auto holder = start_holder(dir_ / "ready");
+  auto holder = start_holder();
   cli_process waiter(run_args({}, {"sh", "-c", "exit 4"}), dir_);
   std::this_thread::sleep_for(300ms);
   EXPECT_TRUE(waiter.running()) << "waits while the lock is held: " << waiter.err();
+  release_holder();
   EXPECT_EQ(waiter.wait(), 4) << waiter.err();
   EXPECT_EQ(holder->wait(), 0) << holder->err();
 }
@@ -496,7 +506,7 @@ TEST_P(CliRunKindTest, ExitStatusIsTheCommands) {
 }
 
 TEST_P(CliRunKindTest, SignalWhileWaitingEndsTheWait) {
-  auto holder = start_holder(dir_ / "ready");
+  auto holder = start_holder();
   cli_process waiter(run_args({}, {"touch", (dir_ / "ran").string()}), dir_);
   ASSERT_TRUE(eventually([&] { return waiter.blocks_sigterm() || !waiter.running(); }));
   std::this_thread::sleep_for(200ms);
@@ -504,6 +514,7 @@ TEST_P(CliRunKindTest, SignalWhileWaitingEndsTheWait) {
   ::kill(waiter.pid(), SIGTERM);
   EXPECT_EQ(waiter.wait(5s), 128 + SIGTERM) << waiter.err();
   EXPECT_FALSE(fs::exists(dir_ / "ran")) << "the command must not run";
+  release_holder();
   EXPECT_EQ(holder->wait(), 0) << holder->err();
 }
 
