@@ -12,8 +12,11 @@
 # the database sqllock_test on both servers plus a MariaDB user for TCP, and writes DIR/env:
 # KEY=VALUE lines, the URIs tests connect to (SQLLOCK_TEST_PG_URI, SQLLOCK_TEST_MYSQL_URI) and
 # what a fault test needs to act on a server (SQLLOCK_TEST_SERVERS_SCRIPT, SQLLOCK_TEST_STATE_DIR,
-# data directories, ports, pid files, logs). A server whose SQLLOCK_TEST_*_URI is already set in
-# the environment (e.g. one from docker-compose.yml) is not started; its URI is copied to DIR/env.
+# data directories, ports, pid files, logs). Those URIs are the owner's (all rights); each server
+# also gets a role sqllock_runtime that may only read and write rows, the least privilege
+# sqllock's locks need, and SQLLOCK_TEST_{PG,MYSQL}_RUNTIME_URI connect as it. A server whose
+# SQLLOCK_TEST_*_URI is already set in the environment (e.g. one from docker-compose.yml) is not
+# started; its URI, and its runtime URI when one is set, are copied to DIR/env.
 #
 # When a server's programs are missing, `start` fails if servers are required (CI or
 # SQLLOCK_TEST_REQUIRE_SERVERS set, as in tests/support/test_env.hpp) and otherwise warns and
@@ -23,6 +26,7 @@ set -euo pipefail
 
 script=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)/$(basename "${BASH_SOURCE[0]}")
 marker=.sqllock-test-servers  # in DIR: this script made DIR, so it may delete it
+RUNTIME_ROLE=sqllock_runtime  # the least-privilege role lock operations run as (see `start`)
 
 die() { echo "test-servers.sh: $*" >&2; exit 1; }
 say() { echo "test-servers.sh: $*"; }
@@ -186,11 +190,20 @@ pg_setup() {
     pg_launch && break
     ((attempt < 3)) || { tail_logs "$PG_HOME/pg_ctl.log" "$PG_LOG"; return 1; }
   done
-  "$PG_BIN/psql" -h "$PG_SOCKET_DIR" -p "$PG_PORT" -U postgres -d postgres -Xq -v ON_ERROR_STOP=1 \
+  # The runtime role (docs/operations.md, "Least privilege"): it may read and write every table
+  # and use every sequence postgres creates later, and nothing else. Default privileges live in
+  # each database, so they are set in template1 first: sqllock_test and the databases tests
+  # create later are copies of it. CONNECT on databases and USAGE on schema public come from
+  # PUBLIC.
+  "$PG_BIN/psql" -h "$PG_SOCKET_DIR" -p "$PG_PORT" -U postgres -d template1 -Xq -v ON_ERROR_STOP=1 \
+    -c "CREATE ROLE $RUNTIME_ROLE LOGIN" \
+    -c "ALTER DEFAULT PRIVILEGES FOR ROLE postgres GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO $RUNTIME_ROLE" \
+    -c "ALTER DEFAULT PRIVILEGES FOR ROLE postgres GRANT USAGE ON SEQUENCES TO $RUNTIME_ROLE" \
     -c "CREATE DATABASE sqllock_test" || { tail_logs "$PG_LOG"; return 1; }
   echo "PostgreSQL: ready after $(secs $(($(now_ms) - t0))) s"
   cat >"$DIR/pg.env" <<EOF
 SQLLOCK_TEST_PG_URI=postgresql://postgres@127.0.0.1:$PG_PORT/sqllock_test
+SQLLOCK_TEST_PG_RUNTIME_URI=postgresql://$RUNTIME_ROLE@127.0.0.1:$PG_PORT/sqllock_test
 SQLLOCK_TEST_PG_BIN=$PG_BIN
 SQLLOCK_TEST_PG_PORT=$PG_PORT
 SQLLOCK_TEST_PG_DATA=$PG_DATA
@@ -264,7 +277,7 @@ my_halt() {  # $1: fast (clean shutdown) or kill (SIGKILL: a crash)
 }
 
 my_setup() {
-  local attempt password t0 tpl
+  local attempt password runtime_password t0 tpl
   t0=$(now_ms)
   mkdir -p "$MY_HOME"
   my_write_conf
@@ -284,16 +297,25 @@ my_setup() {
     ((attempt < 3)) || { tail_logs "$MY_HOME/mariadbd.out" "$MY_LOG"; return 1; }
   done
   password=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
-  # ALL on *.*: tests may create further databases and KILL other sessions (fault tests).
+  runtime_password=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+  # The owner gets ALL on *.*: tests may create further databases and KILL other sessions (fault
+  # tests). The runtime user (docs/operations.md, "Least privilege") may only read and write rows,
+  # in sqllock_test and the sqllock_fresh_* databases tests create (`_` escaped: a literal one).
   "$MARIADB" --defaults-file="$MY_CNF" -e "
     CREATE DATABASE sqllock_test;
     CREATE USER 'sqllock'@'%' IDENTIFIED BY '$password';
     CREATE USER 'sqllock'@'localhost' IDENTIFIED BY '$password';
     GRANT ALL ON *.* TO 'sqllock'@'%';
-    GRANT ALL ON *.* TO 'sqllock'@'localhost';" || { tail_logs "$MY_LOG"; return 1; }
+    GRANT ALL ON *.* TO 'sqllock'@'localhost';
+    CREATE USER '$RUNTIME_ROLE'@'%' IDENTIFIED BY '$runtime_password';
+    CREATE USER '$RUNTIME_ROLE'@'localhost' IDENTIFIED BY '$runtime_password';
+    GRANT SELECT, INSERT, UPDATE, DELETE ON \`sqllock\\_%\`.* TO '$RUNTIME_ROLE'@'%';
+    GRANT SELECT, INSERT, UPDATE, DELETE ON \`sqllock\\_%\`.* TO '$RUNTIME_ROLE'@'localhost';" ||
+    { tail_logs "$MY_LOG"; return 1; }
   echo "MariaDB: ready after $(secs $(($(now_ms) - t0))) s"
   cat >"$DIR/my.env" <<EOF
 SQLLOCK_TEST_MYSQL_URI=mysql://sqllock:$password@127.0.0.1:$MY_PORT/sqllock_test
+SQLLOCK_TEST_MYSQL_RUNTIME_URI=mysql://$RUNTIME_ROLE:$runtime_password@127.0.0.1:$MY_PORT/sqllock_test
 SQLLOCK_TEST_MY_PORT=$MY_PORT
 SQLLOCK_TEST_MY_USER=sqllock
 SQLLOCK_TEST_MY_PASSWORD=$password
@@ -361,11 +383,15 @@ cmd_start() {
   if [[ -n "${SQLLOCK_TEST_PG_URI:-}" ]]; then
     want_pg=0
     echo "SQLLOCK_TEST_PG_URI=$SQLLOCK_TEST_PG_URI" >>"$DIR/env"
+    [[ -z "${SQLLOCK_TEST_PG_RUNTIME_URI:-}" ]] ||
+      echo "SQLLOCK_TEST_PG_RUNTIME_URI=$SQLLOCK_TEST_PG_RUNTIME_URI" >>"$DIR/env"
     say "PostgreSQL: using SQLLOCK_TEST_PG_URI from the environment"
   fi
   if [[ -n "${SQLLOCK_TEST_MYSQL_URI:-}" ]]; then
     want_my=0
     echo "SQLLOCK_TEST_MYSQL_URI=$SQLLOCK_TEST_MYSQL_URI" >>"$DIR/env"
+    [[ -z "${SQLLOCK_TEST_MYSQL_RUNTIME_URI:-}" ]] ||
+      echo "SQLLOCK_TEST_MYSQL_RUNTIME_URI=$SQLLOCK_TEST_MYSQL_RUNTIME_URI" >>"$DIR/env"
     say "MariaDB: using SQLLOCK_TEST_MYSQL_URI from the environment"
   fi
 
@@ -492,5 +518,5 @@ case "${1:-}" in
   status) cmd_status "${2:-}" ;;
   start-pg | stop-pg | restart-pg | kill-pg | start-my | stop-my | restart-my | kill-my)
     cmd_fault "${1%-*}" "${1##*-}" "${2:-}" ;;
-  *) sed -n '2,22p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,24p' "$0" >&2; exit 2 ;;
 esac

@@ -20,7 +20,8 @@ using namespace std::chrono_literals;
 class AdvisoryPqxxAdapterTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    uri_ = postgres_uri().value_or("");
+    // As the runtime role (see test_env.hpp): advisory locks need no privilege.
+    uri_ = postgres_uri() ? postgres_runtime_uri().value_or(*postgres_uri()) : "";
     SQLLOCK_REQUIRE_SERVER(uri_);
   }
   // Advisory locks the transaction's session holds.

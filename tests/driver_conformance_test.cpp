@@ -401,7 +401,8 @@ TEST_P(DriverConformance, AbandonInForkedChildLeavesParentSessionAlone) {
   EXPECT_EQ(scalar(exec("SELECT name FROM " + table_ + " WHERE id = $1", {std::int64_t{1}})), "after fork");
 }
 
-INSTANTIATE_TEST_SUITE_P(AllTargets, DriverConformance, ::testing::ValuesIn(all_targets()),
+// As the owner: the drivers' tests create and drop their own tables.
+INSTANTIATE_TEST_SUITE_P(AllTargets, DriverConformance, ::testing::ValuesIn(as_owner(all_targets())),
                          [](const ::testing::TestParamInfo<target>& info) { return info.param.name; });
 
 }  // namespace

@@ -147,7 +147,8 @@ TEST_P(MigrateTest, EmbeddedMigrationsMatchTheFilesInTheSourceTree) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllTargets, MigrateTest, ::testing::ValuesIn(all_targets()),
+// Migrations run as the owner; tests/privilege_test.cpp covers the runtime role.
+INSTANTIATE_TEST_SUITE_P(AllTargets, MigrateTest, ::testing::ValuesIn(as_owner(all_targets())),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace

@@ -168,13 +168,14 @@ TEST_P(ReaperCliTest, TheShippedSystemdUnitCommandLineWorks) {
   words[0] = SQLLOCK_REAPER;
 
   // The unit uses the default table name, so it gets a database of its own.
-  const auto uri = fresh_database_uri(GetParam().uri, GetParam().dialect);
-  database db(uri);
-  migrate(db);
+  const auto fresh = fresh_database(GetParam());
+  database owner(fresh.owner_uri);
+  migrate(owner);
+  database db(fresh.uri);
   insert_rows(db, {.prefix = "dead-", .count = 25, .expires_in = -10s});
   insert_rows(db, {.prefix = "live-", .count = 2, .expires_in = 1h});
 
-  program p(words, dir_, {{"SQLLOCK_DB", uri}});
+  program p(words, dir_, {{"SQLLOCK_DB", fresh.uri}});
   ASSERT_TRUE(eventually([&] { return count_events(p.out(), {"event=pass"}) >= 1; }, 20s)) << p.err();
   EXPECT_EQ(count_events(p.out(), {"event=pass", "table=distributed_lock", "reaped=25"}), 1) << p.out();
   EXPECT_EQ(count_events(p.out(), {"event=start", "mode=interval", "interval_ms=30000", "batch=1000"}), 1) << p.out();
@@ -204,13 +205,14 @@ TEST_P(ReaperCliTest, TheDocumentedCronLineWorks) {
   command.replace(0, installed.size(), SQLLOCK_REAPER);
   ASSERT_NE(command.find("--once"), std::string::npos) << command;
 
-  const auto uri = fresh_database_uri(GetParam().uri, GetParam().dialect);
-  database db(uri);
-  migrate(db);
+  const auto fresh = fresh_database(GetParam());
+  database owner(fresh.owner_uri);
+  migrate(owner);
+  database db(fresh.uri);
   insert_rows(db, {.prefix = "dead-", .count = 30, .expires_in = -10min});
   insert_rows(db, {.prefix = "recent-", .count = 4, .expires_in = -5s});  // within the line's grace
 
-  const auto r = run_program({"/bin/sh", "-c", command}, dir_, {{"SQLLOCK_DB", uri}});
+  const auto r = run_program({"/bin/sh", "-c", command}, dir_, {{"SQLLOCK_DB", fresh.uri}});
   ASSERT_EQ(r.code, 0) << command << "\n" << r.err;
   EXPECT_EQ(count_events(r.out, {"event=pass", "reaped=30"}), 1) << r.out;
   EXPECT_EQ(std::stoll(sql(db, "SELECT COUNT(*) FROM distributed_lock").rows.at(0).at(0).value()), 4);

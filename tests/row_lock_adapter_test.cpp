@@ -166,17 +166,23 @@ std::string soci_mysql_connect(const detail::connection_spec& spec) {
 struct adapter_target {
   std::string name;
   dialect_kind dialect;
-  std::string uri;  // the sqllock URI of the same database; empty when the server is not configured
+  // The sqllock URI of the same database as the runtime role (see test_env.hpp), which the
+  // application connections use too; empty when the server is not configured.
+  std::string uri;
+  std::string owner_uri;  // as the owner, who migrates and creates the test's data table
 };
 void PrintTo(const adapter_target& t, std::ostream* os) { *os << t.name; }
 
 std::vector<adapter_target> adapter_targets() {
-  const std::string pg = postgres_uri().value_or("");
-  const std::string my = mysql_uri().value_or("");
-  return {{"pqxx_postgresql", dialect_kind::postgresql, pg},
-          {"soci_postgresql", dialect_kind::postgresql, pg},
-          {"soci_mysql", dialect_kind::mysql, my},
-          {"mysqlcppconn_mariadb", dialect_kind::mysql, my}};
+  std::string pg, pg_owner, my, my_owner;
+  for (const auto& t : all_targets()) {
+    if (t.name == "pqxx_postgresql") pg = t.uri, pg_owner = t.owner_uri;
+    if (t.name == "mysql_mariadb") my = t.uri, my_owner = t.owner_uri;
+  }
+  return {{"pqxx_postgresql", dialect_kind::postgresql, pg, pg_owner},
+          {"soci_postgresql", dialect_kind::postgresql, pg, pg_owner},
+          {"soci_mysql", dialect_kind::mysql, my, my_owner},
+          {"mysqlcppconn_mariadb", dialect_kind::mysql, my, my_owner}};
 }
 
 class RowLockAdapterTest : public ::testing::TestWithParam<adapter_target> {
@@ -186,10 +192,11 @@ class RowLockAdapterTest : public ::testing::TestWithParam<adapter_target> {
     table_ = unique_name("lk");
     database_options o;
     o.table = table_;
-    db_ = std::make_unique<database>(GetParam().uri, o);
-    migrate(*db_);
+    database owner(GetParam().owner_uri, o);
+    migrate(owner);
     data_ = unique_name("data");
-    sql(*db_, "CREATE TABLE " + data_ + " (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)");
+    sql(owner, "CREATE TABLE " + data_ + " (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)");
+    db_ = std::make_unique<database>(GetParam().uri, o);
   }
 
   // A new application connection of the parameter's kind.

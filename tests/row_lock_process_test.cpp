@@ -29,7 +29,7 @@ TEST_P(RowLockProcessTest, FourProcessesIncrementACounterWithoutLosingAnUpdate) 
   constexpr int kRounds = 50;
   const std::string counter = unique_name("counter");
   {
-    auto db = open();
+    auto db = open_owner();  // the runtime role may not create tables
     sql(db, "CREATE TABLE " + counter + " (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)");
     sql(db, "INSERT INTO " + counter + " (id, v) VALUES (1, 0)");
   }
@@ -61,7 +61,7 @@ TEST_P(RowLockProcessTest, AKilledHoldersLockIsFreeAtOnce) {
   ASSERT_EQ(::pipe(ready), 0);
   const std::string data = unique_name("data");
   {
-    auto db = open();
+    auto db = open_owner();
     sql(db, "CREATE TABLE " + data + " (id INTEGER PRIMARY KEY)");
   }
   process_group group;
@@ -97,7 +97,7 @@ TEST_P(RowLockProcessTest, TwoProcessesTakeNeverSeenNamesInTurnWithoutDeadlock) 
   const std::string prefix = unique_name("fresh");
   const std::string log = unique_name("log");
   {
-    auto db = open();
+    auto db = open_owner();
     sql(db, "CREATE TABLE " + log + " (name VARCHAR(100) NOT NULL, pid INTEGER NOT NULL, v INTEGER NOT NULL)");
   }
   process_group group;

@@ -28,10 +28,11 @@ class RowLockTest : public LockTableTest {
   bool mysql() const { return GetParam().dialect == dialect_kind::mysql; }
   std::string rows_table() const { return table_ + "_rows"; }
 
-  // A table of this test, for the functions' own writes.
-  std::string make_data_table(const database& db) {
+  // A table of this test, for the functions' own writes (created by the owner: the runtime role
+  // may not create tables).
+  std::string make_data_table() {
     const std::string name = unique_name("data");
-    sql(db, "CREATE TABLE " + name + " (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)");
+    sql(open_owner(), "CREATE TABLE " + name + " (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)");
     return name;
   }
   std::int64_t count(const database& db, const std::string& table) {
@@ -100,7 +101,7 @@ TEST_P(RowLockTest, ServerDialectsSupportRowLocks) {
 
 TEST_P(RowLockTest, CommitKeepsTheFunctionsWritesAndReturnsItsValue) {
   auto db = open();
-  const auto data = make_data_table(db);
+  const auto data = make_data_table();
   const int got = with_row_lock(db, "account", [&](row_lock_tx& tx) {
     EXPECT_EQ(tx.name(), "account");
     EXPECT_EQ(tx.dialect(), GetParam().dialect);
@@ -116,7 +117,7 @@ TEST_P(RowLockTest, CommitKeepsTheFunctionsWritesAndReturnsItsValue) {
 
 TEST_P(RowLockTest, AnExceptionRollsBackTheWritesAndReleasesTheLock) {
   auto db = open();
-  const auto data = make_data_table(db);
+  const auto data = make_data_table();
   EXPECT_THROW(with_row_lock(db, "account",
                              [&](row_lock_tx& tx) {
                                tx.exec("INSERT INTO " + data + " (id, v) VALUES ($1, $2)",
@@ -239,7 +240,7 @@ TEST_P(RowLockTest, BadNamesAreRejectedBeforeAnythingIsSent) {
 
 TEST_P(RowLockTest, RelockingANameTheThreadHoldsIsRefused) {
   auto db = open();
-  const auto data = make_data_table(db);
+  const auto data = make_data_table();
   with_row_lock(db, "outer", [&](row_lock_tx& tx) {
     tx.exec("INSERT INTO " + data + " (id, v) VALUES ($1, $2)", {std::int64_t{1}, std::int64_t{1}});
     EXPECT_THROW(with_row_lock(db, "outer", [](row_lock_tx&) {}), invalid_argument);
@@ -252,7 +253,7 @@ TEST_P(RowLockTest, RelockingANameTheThreadHoldsIsRefused) {
 
 TEST_P(RowLockTest, AFailedStatementKeepsTheTransactionFromCommittingOnPostgres) {
   auto db = open();
-  const auto data = make_data_table(db);
+  const auto data = make_data_table();
   const auto body = [&](row_lock_tx& tx) {
     tx.exec("INSERT INTO " + data + " (id, v) VALUES ($1, $2)", {std::int64_t{1}, std::int64_t{1}});
     EXPECT_THROW(tx.exec("SELECT * FROM no_such_table_here"), backend_error);

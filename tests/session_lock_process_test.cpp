@@ -67,7 +67,7 @@ TEST_P(SessionLockProcessTest, FourProcessesIncrementACounterWithoutLosingAnUpda
   const std::string counter = unique_name("counter");
   const std::string name = unique_name("counter_lock");
   {
-    auto db = open();
+    auto db = open_owner();  // the runtime role may not create tables
     sql(db, "CREATE TABLE " + counter + " (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)");
     sql(db, "INSERT INTO " + counter + " (id, v) VALUES (1, 0)");
   }
@@ -89,7 +89,7 @@ TEST_P(SessionLockProcessTest, FourProcessesIncrementACounterWithoutLosingAnUpda
   EXPECT_EQ(group.wait_all(), kProcesses);
   auto db = open();
   EXPECT_EQ(scalar(db, "SELECT v FROM " + counter + " WHERE id = 1"), std::to_string(kProcesses * kRounds));
-  sql(db, "DROP TABLE " + counter);
+  sql(open_owner(), "DROP TABLE " + counter);
   any_session_lock after(db, name);
   EXPECT_TRUE(after.try_lock()) << "every process released the lock";
   after.unlock();

@@ -21,7 +21,7 @@ TEST_P(TableLockProcessTest, FourProcessesIncrementACounterWithoutLosingAnUpdate
   constexpr int kRounds = 50;
   const std::string counter = unique_name("counter");
   {
-    auto db = open();
+    auto db = open_owner();  // the runtime role may not create tables
     sql(db, "CREATE TABLE " + counter + " (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)");
     sql(db, "INSERT INTO " + counter + " (id, v) VALUES (1, 0)");
   }

@@ -84,4 +84,13 @@ class backend_error : public error {
   long long vendor_code_;
 };
 
+// The database refused a statement because the connecting role lacks a privilege (PostgreSQL
+// SQLSTATE 42501; MySQL/MariaDB "command denied" errors such as 1142). Retrying will not help:
+// lock operations need SELECT, INSERT, UPDATE and DELETE on sqllock's tables (and USAGE on the
+// fence sequence on PostgreSQL); migrate() needs the tables' owner. The message says which.
+class permission_denied : public backend_error {
+ public:
+  using backend_error::backend_error;
+};
+
 }  // namespace sqllock

@@ -30,9 +30,12 @@ struct migration_info {
 
 // Brings the lock table named by db.table() up to the newest schema this library knows.
 // Idempotent, and safe when many processes migrate one database at once: a database-level lock
-// serialises them and each migration is applied exactly once.
+// serialises them and each migration is applied exactly once. When the schema is already current
+// it only reads `sqllock_schema_migrations` (no DDL, no lock), so an application may call it at
+// every start even with a role limited to SELECT/INSERT/UPDATE/DELETE.
 // Throws schema_error when an applied migration's checksum differs from the shipped file (it was
 // edited) or the database records a version newer than this library knows (upgrade sqllock);
+// permission_denied when the role may not create or alter the tables (migrate as their owner);
 // connection_error / backend_error when the database fails.
 migrate_result migrate(database& db);
 

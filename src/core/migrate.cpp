@@ -151,19 +151,43 @@ std::vector<migration_info> known_migrations(dialect_kind dialect) {
   return out;
 }
 
-migrate_result migrate(database& db) {
+namespace {
+
+// True when the history already records every shipped migration (and passes check_history), read
+// without DDL or the migration lock — so an application may call migrate() at every start, even
+// with a role that may only read and write the tables. False when anything is missing or the
+// history cannot be read (no table yet, or no privilege): the locked path decides and reports.
+bool already_current(connection& conn, const detail::dialect_sql& sql, const std::string& table,
+                     const std::vector<detail::embedded_migration>& known) {
+  std::vector<applied_migration> applied;
+  try {
+    applied = read_history(conn, sql, table);
+  } catch (const backend_error&) {
+    return false;
+  }
+  check_history(applied, known, table);
+  return std::all_of(known.begin(), known.end(), [&](const auto& m) {
+    return std::any_of(applied.begin(), applied.end(), [&](const auto& a) { return a.version == m.version; });
+  });
+}
+
+// migrate() without its translation of permission errors.
+migrate_result migrate_locked(database& db) {
   auto& impl = detail::database_access::impl(db);
   const auto& sql = impl.sql();
   const auto& table = db.table();
   const auto known = shipped(db.dialect());
 
   auto conn = impl.borrow();
+  migrate_result result;
+  result.version = known.empty() ? 0 : known.back().version;
+  if (already_current(*conn, sql, table, known)) return result;
+
   migration_lock lock(*conn, sql, table);
   conn->exec_direct(sql.create_history);
   const auto applied = read_history(*conn, sql, table);
   check_history(applied, known, table);
 
-  migrate_result result;
   for (const auto& m : known) {
     const bool done = std::any_of(applied.begin(), applied.end(), [&](const auto& a) { return a.version == m.version; });
     if (done) continue;
@@ -171,8 +195,23 @@ migrate_result migrate(database& db) {
     result.applied.push_back(m.version);
   }
   lock.finish();
-  result.version = known.empty() ? 0 : known.back().version;
   return result;
+}
+
+}  // namespace
+
+migrate_result migrate(database& db) {
+  try {
+    return migrate_locked(db);
+  } catch (const permission_denied& e) {
+    // The usual cause: migrating with the application's least-privilege role. Say so first.
+    throw permission_denied("migrating lock table '" + db.table() +
+                                "' needs a role that may create and alter tables, such as their owner, and this "
+                                "one may not: run `sqllock migrate` (or sqllock::migrate) as the owner; the "
+                                "application's role needs only SELECT, INSERT, UPDATE and DELETE. " +
+                                e.what(),
+                            e.sqlstate(), e.vendor_code());
+  }
 }
 
 int schema_version(database& db) {

@@ -22,19 +22,42 @@ std::string unique_name(std::string_view prefix) {
          std::to_string(salt % 100000);
 }
 
-std::string fresh_database_uri(const std::string& uri, dialect_kind dialect) {
-  if (dialect == dialect_kind::sqlite) return sqlite_uri();
+namespace {
+
+// Creates an empty database on the server of `uri` and returns its name.
+std::string create_database(const std::string& uri) {
   const std::string name = unique_name("sqllock_fresh");
-  {
-    database admin(uri);
-    sql(admin, "CREATE DATABASE " + name);
-  }
-  // Replace the path component (between the authority's '/' and any '?').
+  database admin(uri);
+  sql(admin, "CREATE DATABASE " + name);
+  return name;
+}
+
+// `uri` with its path component (between the authority's '/' and any '?') replaced by `name`.
+std::string with_database(const std::string& uri, const std::string& name) {
   const auto scheme_end = uri.find("://");
   const auto slash = uri.find('/', scheme_end + 3);
   const auto query = uri.find('?', scheme_end + 3);
   std::string out = uri.substr(0, slash == std::string::npos ? query : slash) + "/" + name;
   if (query != std::string::npos) out += uri.substr(query);
+  return out;
+}
+
+}  // namespace
+
+std::string fresh_database_uri(const std::string& uri, dialect_kind dialect) {
+  if (dialect == dialect_kind::sqlite) return sqlite_uri();
+  return with_database(uri, create_database(uri));
+}
+
+target fresh_database(const target& t) {
+  target out = t;
+  if (t.dialect == dialect_kind::sqlite) {
+    out.uri = out.owner_uri = sqlite_uri();
+    return out;
+  }
+  const std::string name = create_database(t.owner_uri);
+  out.uri = with_database(t.uri, name);
+  out.owner_uri = with_database(t.owner_uri, name);
   return out;
 }
 

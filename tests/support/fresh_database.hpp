@@ -8,6 +8,7 @@
 
 #include "core/database_impl.hpp"
 #include "sqllock/database.hpp"
+#include "support/test_env.hpp"
 
 namespace sqllock::test {
 
@@ -21,5 +22,10 @@ std::string unique_name(std::string_view prefix);
 // for it (same scheme, credentials and server). For SQLite: a new file. Server databases are
 // left behind for the private test servers to discard.
 std::string fresh_database_uri(const std::string& uri, dialect_kind dialect);
+
+// The same for a target: the owner creates the database, and the result's uri and owner_uri
+// connect to it as t's runtime role and owner (the test servers grant the runtime role rights in
+// new databases too).
+target fresh_database(const target& t);
 
 }  // namespace sqllock::test

@@ -20,15 +20,23 @@ class LockTableTest : public ::testing::TestWithParam<target> {
       GTEST_SKIP() << "test server not configured";
     }
     table_ = unique_name("lk");
-    auto db = open();
+    auto db = open_owner();
     migrate(db);
   }
 
-  // A new handle on the test's lock table. Each handle is a separate owner.
+  // A new handle on the test's lock table, as the runtime role (see test_env.hpp). Each handle
+  // is a separate owner.
   database open() const {
     database_options o;
     o.table = table_;
     return database(GetParam().uri, o);
+  }
+
+  // The same as the schema owner, for what the runtime role may not do (DDL, migrations).
+  database open_owner() const {
+    database_options o;
+    o.table = table_;
+    return database(GetParam().owner_uri, o);
   }
 
   // COUNT(*) of the lock table, optionally filtered by a WHERE clause.

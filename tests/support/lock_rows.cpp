@@ -58,7 +58,10 @@ void insert_rows(const database& db, const row_spec& s) {
 std::int64_t fence_source_value(const database& db) {
   const std::string t = db.table();
   const auto r = db.dialect() == dialect_kind::postgresql
-                     ? sql(db, "SELECT last_value FROM \"" + t + "_fence_seq\"")
+                     // pg_sequence_last_value needs only the USAGE the runtime role has (reading
+                     // the sequence as a table needs SELECT); NULL before the first nextval.
+                     ? sql(db, "SELECT COALESCE(pg_sequence_last_value(CAST($1 AS regclass)), 0)",
+                           {"\"" + t + "_fence_seq\""})
                      : sql(db, std::string("SELECT value FROM ") + (db.dialect() == dialect_kind::mysql ? "`" : "\"") +
                                    t + "_fence" + (db.dialect() == dialect_kind::mysql ? "`" : "\"") + " WHERE id = 1");
   return std::stoll(r.rows.at(0).at(0).value());

@@ -23,8 +23,8 @@ struct row_spec {
 // elsewhere), drawing fencing tokens as acquire does. Throws like the library.
 void insert_rows(const database& db, const row_spec& spec);
 
-// The fencing-token source's current value: the sequence's last_value on PostgreSQL, the
-// <table>_fence row elsewhere.
+// The fencing-token source's current value: the sequence's last value on PostgreSQL (0 before
+// the first token), the <table>_fence row elsewhere. Works as the runtime role.
 std::int64_t fence_source_value(const database& db);
 
 }  // namespace sqllock::test

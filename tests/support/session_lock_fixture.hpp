@@ -37,8 +37,11 @@ class SessionLockTest : public ::testing::TestWithParam<target> {
     }
   }
 
-  // A new handle. Each handle is a separate set of owners and sessions.
+  // A new handle, as the runtime role (see test_env.hpp). Each handle is a separate set of owners
+  // and sessions.
   database open(database_options o = {}) const { return database(GetParam().uri, o); }
+  // A new handle as the schema owner, for what the runtime role may not do (DDL).
+  database open_owner(database_options o = {}) const { return database(GetParam().owner_uri, o); }
 
   // The first field of the first row of `statement`, or "" when there is none / it is NULL.
   static std::string scalar(const database& db, const std::string& statement, std::vector<detail::value> params = {}) {

@@ -42,6 +42,8 @@ std::optional<std::string> lookup(const char* key) {
 
 std::optional<std::string> postgres_uri() { return lookup("SQLLOCK_TEST_PG_URI"); }
 std::optional<std::string> mysql_uri() { return lookup("SQLLOCK_TEST_MYSQL_URI"); }
+std::optional<std::string> postgres_runtime_uri() { return lookup("SQLLOCK_TEST_PG_RUNTIME_URI"); }
+std::optional<std::string> mysql_runtime_uri() { return lookup("SQLLOCK_TEST_MYSQL_RUNTIME_URI"); }
 std::optional<std::string> test_setting(const std::string& key) { return lookup(key.c_str()); }
 
 // The temporary directories sqlite_uri() made, removed when the process that made them exits
@@ -70,15 +72,25 @@ bool servers_required() {
 }
 
 std::vector<target> all_targets() {
-  std::string pg = postgres_uri().value_or("");
-  std::string my = mysql_uri().value_or("");
+  const std::string pg = postgres_uri().value_or("");
+  const std::string my = mysql_uri().value_or("");
+  // A runtime URI without its owner's is ignored: nothing could migrate the tables it would use.
+  const std::string pg_rt = pg.empty() ? "" : postgres_runtime_uri().value_or(pg);
+  const std::string my_rt = my.empty() ? "" : mysql_runtime_uri().value_or(my);
+  const auto soci = [](const std::string& uri) { return uri.empty() ? uri : "soci+" + uri; };
+  const std::string lite = sqlite_uri();
   return {
-      {"pqxx_postgresql", pg, dialect_kind::postgresql},
-      {"mysql_mariadb", my, dialect_kind::mysql},
-      {"soci_sqlite", sqlite_uri(), dialect_kind::sqlite},
-      {"soci_postgresql", pg.empty() ? "" : "soci+" + pg, dialect_kind::postgresql},
-      {"soci_mysql", my.empty() ? "" : "soci+" + my, dialect_kind::mysql},
+      {"pqxx_postgresql", pg_rt, dialect_kind::postgresql, pg},
+      {"mysql_mariadb", my_rt, dialect_kind::mysql, my},
+      {"soci_sqlite", lite, dialect_kind::sqlite, lite},
+      {"soci_postgresql", soci(pg_rt), dialect_kind::postgresql, soci(pg)},
+      {"soci_mysql", soci(my_rt), dialect_kind::mysql, soci(my)},
   };
+}
+
+std::vector<target> as_owner(std::vector<target> targets) {
+  for (auto& t : targets) t.uri = t.owner_uri;
+  return targets;
 }
 
 }  // namespace sqllock::test

@@ -5,6 +5,13 @@
 // (SQLLOCK_TEST_ENV_FILE, default <build>/test-servers/env). A test that needs a server that is
 // not configured fails when servers are required (CI=true or SQLLOCK_TEST_REQUIRE_SERVERS=1) and
 // is skipped otherwise.
+//
+// Least privilege: those URIs connect as the schema owner. SQLLOCK_TEST_PG_RUNTIME_URI and
+// SQLLOCK_TEST_MYSQL_RUNTIME_URI (set by scripts/test-servers.sh for its servers) connect as a
+// role with only SELECT/INSERT/UPDATE/DELETE on tables and USAGE on sequences. target::uri is the
+// runtime role's, so every lock test runs with least privilege; the owner's URI is for migrate(),
+// DDL, CREATE DATABASE and other owner work (target::owner_uri, as_owner()). SQLite has no roles:
+// both are the same file.
 #pragma once
 
 #include <optional>
@@ -20,6 +27,9 @@ namespace sqllock::test {
 std::optional<std::string> postgres_uri();
 // URI of the MariaDB/MySQL test database, e.g. mysql://sqllock:sqllock@127.0.0.1:5/db.
 std::optional<std::string> mysql_uri();
+// The same databases as the least-privilege runtime role; nullopt when none is configured.
+std::optional<std::string> postgres_runtime_uri();
+std::optional<std::string> mysql_runtime_uri();
 // A fresh SQLite database file in a new temporary directory, as a sqlite:/// URI.
 std::string sqlite_uri();
 // True when a missing server must fail rather than skip the test.
@@ -32,8 +42,14 @@ std::optional<std::string> test_setting(const std::string& key);
 // One driver × dialect pair the suites run against.
 struct target {
   std::string name;  // e.g. "pqxx_postgresql"; usable as a gtest parameter name
-  std::string uri;   // empty when the server is not configured
+  // What lock operations connect with: the runtime role when the server has one configured, else
+  // the owner. Empty when the server is not configured.
+  std::string uri;
   dialect_kind dialect;
+  // The schema owner (may migrate and run DDL); equal to uri when there is no runtime role.
+  std::string owner_uri;
+  // True when uri is a least-privilege role distinct from owner_uri.
+  bool least_privilege() const { return uri != owner_uri; }
 };
 
 // gtest prints a target by its name.
@@ -41,6 +57,10 @@ inline void PrintTo(const target& t, std::ostream* os) { *os << t.name; }
 
 // Every pair: pqxx_postgresql, mysql_mariadb, soci_sqlite, soci_postgresql, soci_mysql.
 std::vector<target> all_targets();
+
+// `targets` with uri set to owner_uri: for suites whose subject needs the owner's rights
+// (migrations, drivers' DDL, new databases).
+std::vector<target> as_owner(std::vector<target> targets);
 
 }  // namespace sqllock::test
 

@@ -4,6 +4,7 @@
 
 #include "driver/abandon.hpp"
 #include "driver/mysql_errors.hpp"
+#include "driver/server_error.hpp"
 #include "driver/mysql/cppconn.hpp"
 #include "sqllock/error.hpp"
 
@@ -139,7 +140,7 @@ void mysql_connection::report(const sql::SQLException& e) {
     throw connection_error("connection to " + display_ + " lost: " + e.what() + " (error " +
                            std::to_string(code) + "; the pool opens a new connection; retry the operation)");
   }
-  throw backend_error(e.what(), e.getSQLState(), code);
+  throw_server_error(e.what(), e.getSQLState(), code, is_mysql_permission_error(code));
 }
 
 }  // namespace sqllock::detail

@@ -5,6 +5,7 @@
 
 #include <pqxx/except>
 
+#include "driver/server_error.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {
@@ -20,7 +21,8 @@ namespace {
                          const char* message, std::string sqlstate) {
   // After any error, a connection that is no longer open is broken whatever pqxx called it.
   if (!conn.is_open()) fail_broken(display, broken, pqxx_message(message));
-  throw backend_error(pqxx_message(message), std::move(sqlstate), 0);
+  const bool permission = is_postgresql_permission_error(sqlstate);
+  throw_server_error(pqxx_message(message), std::move(sqlstate), 0, permission);
 }
 
 }  // namespace
@@ -69,6 +71,9 @@ void rethrow_pqxx_error(const pqxx::connection_base& conn, const std::string& di
     throw;
   } catch (const pqxx::broken_connection& e) {
     fail_broken(display, broken, pqxx_message(e.what()));
+  } catch (const pqxx::insufficient_privilege& e) {
+    // libpqxx 6 throws this class without its SQLSTATE; restore it (before sql_error, its base).
+    report(conn, display, broken, e.what(), e.sqlstate().empty() ? "42501" : e.sqlstate());
   } catch (const pqxx::sql_error& e) {
     report(conn, display, broken, e.what(), e.sqlstate());
   } catch (const pqxx::deadlock_detected& e) {

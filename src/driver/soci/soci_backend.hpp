@@ -31,12 +31,14 @@
 namespace sqllock::detail {
 
 // What a SOCI or native error means: the message, the SQLSTATE ("" when unknown), the vendor code
-// (MySQL errno, SQLite extended result code, or 0) and whether the session is gone.
+// (MySQL errno, SQLite extended result code, or 0), whether the session is gone and whether the
+// server refused the statement for lack of a privilege.
 struct soci_failure {
   std::string message;
   std::string sqlstate;
   long long vendor_code = 0;
   bool connection_lost = false;
+  bool permission_denied = false;
 };
 
 // One prepared statement with the variables its parameters and columns are bound to. SOCI keeps

@@ -151,6 +151,7 @@ class mysql_backend final : public soci_backend {
     f.connection_lost = e.get_error_category() == soci::soci_error::connection_error ||
                         is_mysql_connection_loss(f.vendor_code) ||
                         (is_mysql_client_error(f.vendor_code) && mysql_ping(conn) != 0);
+    f.permission_denied = is_mysql_permission_error(f.vendor_code);
     return f;
   }
 };

@@ -7,6 +7,7 @@
 #include <soci/postgresql/soci-postgresql.h>
 
 #include "driver/libpq_uri.hpp"
+#include "driver/server_error.hpp"
 #include "driver/soci/soci_backend.hpp"
 
 namespace sqllock::detail {
@@ -101,6 +102,7 @@ class postgresql_backend final : public soci_backend {
                                f.sqlstate == "57P02" || f.sqlstate == "57P03";
     f.connection_lost = session_ended || PQstatus(native()) != CONNECTION_OK ||
                         e.get_error_category() == soci::soci_error::connection_error;
+    f.permission_denied = is_postgresql_permission_error(f.sqlstate);
     return f;
   }
 };
