@@ -60,6 +60,7 @@
 #include <utility>
 
 #include "sqllock/database.hpp"
+#include "sqllock/deadline.hpp"
 #include "sqllock/session_lock_options.hpp"
 
 namespace sqllock {
@@ -125,11 +126,11 @@ class advisory_lock {
   // Waits up to `timeout` (lock_timeout). False when it is still held elsewhere by then.
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
-    return try_lock_until_steady(false, steady_deadline(timeout));
+    return try_lock_until_steady(false, detail::steady_deadline_after(timeout));
   }
   template <class Clock, class Duration>
   bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return try_lock_until_steady(false, steady_deadline(deadline - Clock::now()));
+    return try_lock_until_steady(false, detail::steady_deadline_at(deadline));
   }
   // Releases one exclusive level of the calling owner. Never throws: failures go to
   // options.on_unlock_error.
@@ -144,11 +145,11 @@ class advisory_lock {
   bool try_lock_shared();
   template <class Rep, class Period>
   bool try_lock_shared_for(const std::chrono::duration<Rep, Period>& timeout) {
-    return try_lock_until_steady(true, steady_deadline(timeout));
+    return try_lock_until_steady(true, detail::steady_deadline_after(timeout));
   }
   template <class Clock, class Duration>
   bool try_lock_shared_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return try_lock_until_steady(true, steady_deadline(deadline - Clock::now()));
+    return try_lock_until_steady(true, detail::steady_deadline_at(deadline));
   }
   void unlock_shared() noexcept;
   void release_shared();
@@ -170,10 +171,6 @@ class advisory_lock {
   const std::string& name() const noexcept;
 
  private:
-  template <class Duration>
-  static std::chrono::steady_clock::time_point steady_deadline(const Duration& timeout) {
-    return std::chrono::steady_clock::now() + std::chrono::ceil<std::chrono::steady_clock::duration>(timeout);
-  }
   bool try_lock_until_steady(bool shared, std::chrono::steady_clock::time_point deadline);
 
   advisory_key key_;

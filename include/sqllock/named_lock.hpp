@@ -44,6 +44,7 @@
 #include <string_view>
 
 #include "sqllock/database.hpp"
+#include "sqllock/deadline.hpp"
 #include "sqllock/session_lock_options.hpp"
 
 namespace sqllock {
@@ -78,13 +79,11 @@ class named_lock {
   // Waits up to `timeout`. False when it is still held elsewhere by then.
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
-    return try_lock_until_steady(std::chrono::steady_clock::now() +
-                                 std::chrono::ceil<std::chrono::steady_clock::duration>(timeout));
+    return try_lock_until_steady(detail::steady_deadline_after(timeout));
   }
   template <class Clock, class Duration>
   bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return try_lock_until_steady(std::chrono::steady_clock::now() +
-                                 std::chrono::ceil<std::chrono::steady_clock::duration>(deadline - Clock::now()));
+    return try_lock_until_steady(detail::steady_deadline_at(deadline));
   }
   // Releases one level of the calling owner. Never throws: failures go to options.on_unlock_error.
   void unlock() noexcept;

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "sqllock/database.hpp"
+#include "sqllock/deadline.hpp"
 
 namespace sqllock {
 
@@ -154,13 +155,14 @@ auto try_with_row_lock(const database& db, std::string_view name, F&& body) {
 }
 
 // Like try_with_row_lock, but waits up to `timeout` for the lock. On MySQL/MariaDB the wait is
-// rounded up to whole seconds (at least 1). A timeout of zero or less does not wait at all.
+// rounded up to whole seconds (at least 1). A timeout of zero or less does not wait at all; one
+// longer than the server's longest lock timeout (PostgreSQL: about 24.8 days; MariaDB: about 3.2
+// years) waits that long.
 // The connection's own lock wait setting is back in force before body runs.
 template <class Rep, class Period, class F>
 auto try_with_row_lock_for(const database& db, std::string_view name,
                            const std::chrono::duration<Rep, Period>& timeout, F&& body) {
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::ceil<std::chrono::steady_clock::duration>(timeout);
+  const auto deadline = detail::steady_deadline_after(timeout);
   return detail::row_lock_attempt(db, name, detail::row_wait_kind::until, deadline, body);
 }
 

@@ -30,6 +30,7 @@
 #include <string_view>
 
 #include "sqllock/database.hpp"
+#include "sqllock/deadline.hpp"
 
 namespace sqllock {
 
@@ -82,13 +83,11 @@ class table_lock {
   // passes (false). Never sleeps past the deadline.
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
-    return try_lock_until_steady(std::chrono::steady_clock::now() +
-                                 std::chrono::ceil<std::chrono::steady_clock::duration>(timeout));
+    return try_lock_until_steady(detail::steady_deadline_after(timeout));
   }
   template <class Clock, class Duration>
   bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return try_lock_until_steady(std::chrono::steady_clock::now() +
-                                 std::chrono::ceil<std::chrono::steady_clock::duration>(deadline - Clock::now()));
+    return try_lock_until_steady(detail::steady_deadline_at(deadline));
   }
 
   // Releases one level of the calling owner's acquisitions. Never throws: a failure (not held,

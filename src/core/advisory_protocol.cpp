@@ -1,5 +1,6 @@
 #include "core/advisory_protocol.hpp"
 
+#include <algorithm>
 #include <atomic>
 
 #include "dialect/dialect.hpp"
@@ -30,8 +31,11 @@ int advisory_key_index(const advisory_key& key) noexcept {
 }
 
 std::string lock_timeout_text(steady::duration left) {
+  // PostgreSQL refuses a lock_timeout over INT_MAX ms (24.8 days); a longer wait is made of such
+  // rounds by the callers' loops.
+  constexpr long long kMaxLockTimeoutMs = 2147483647;
   const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
-  return std::to_string(ms < 1 ? 1 : ms) + "ms";
+  return std::to_string(std::clamp<long long>(ms, 1, kMaxLockTimeoutMs)) + "ms";
 }
 
 bool pg_true(const field& f) noexcept { return f && (*f == "t" || *f == "true" || *f == "1"); }

@@ -41,7 +41,7 @@ bool run_with_advisory_xact_lock(const database& db, const advisory_key& key,
   const int mode = static_cast<int>(options.mode == advisory_mode::shared ? lock_mode::shared : lock_mode::exclusive);
   const bool bounded = timeout.has_value();
   const bool no_wait = bounded && *timeout <= std::chrono::milliseconds::zero();
-  const steady::time_point deadline = steady::now() + (bounded ? *timeout : std::chrono::milliseconds::zero());
+  const steady::time_point deadline = steady_deadline_after(bounded ? *timeout : std::chrono::milliseconds::zero());
 
   auto registry = session_registry::of(db);
   session_pin pin(*registry, registry->pin_private(options.keepalive));

@@ -1,6 +1,7 @@
 // sqllock::named_lock: MySQL/MariaDB GET_LOCK on a pinned session.
 #include "sqllock/named_lock.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <thread>
 
@@ -38,8 +39,10 @@ class named_protocol final : public session_lock_protocol {
     state.answered = true;
     while (true) {
       const auto now = steady::now();
-      const auto wait = deadline ? std::max(steady::duration::zero(), *deadline - now) : steady::duration(kWaitRound);
-      if (deadline && wait == steady::duration::zero()) return false;
+      if (deadline && now >= *deadline) return false;
+      // Rounds of at most kWaitRound, deadline or not: a far deadline (try_lock_for(hours::max()))
+      // would otherwise be a timeout the server cannot take.
+      const auto wait = deadline ? std::min<steady::duration>(*deadline - now, kWaitRound) : kWaitRound;
       if (get_lock(conn, seconds_text(wait))) return true;
       if (deadline && steady::now() >= *deadline) return false;
       // Back before the deadline with a 0: MySQL rounds the timeout to whole seconds. Ask again,

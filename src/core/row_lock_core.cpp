@@ -17,12 +17,14 @@ class lock_wait_bound {
  public:
   lock_wait_bound(connection& conn, const row_lock_sql& sql) : conn_(conn), sql_(sql) {}
 
-  // Limits waits to `limit`, rounded up to the dialect's unit and to at least its minimum.
+  // Limits waits to `limit`, rounded up to the dialect's unit, at least its minimum and at most
+  // its maximum (a far deadline, e.g. from hours::max(), is cut to what the server accepts).
   void set(steady::duration limit) {
     remember();
     const auto ms = std::chrono::ceil<std::chrono::milliseconds>(limit).count();
-    const std::int64_t units = std::max<std::int64_t>((ms + sql_.timeout_unit_ms - 1) / sql_.timeout_unit_ms,
-                                                      sql_.timeout_min);
+    const std::int64_t units =
+        std::clamp<std::int64_t>(ms / sql_.timeout_unit_ms + (ms % sql_.timeout_unit_ms > 0 ? 1 : 0),
+                                 sql_.timeout_min, sql_.timeout_max);
     const value params[] = {units};
     conn_.exec(sql_.timeout_set, params);
   }

@@ -1,5 +1,6 @@
 #include "core/sql_text.hpp"
 
+#include "core/message_text.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {
@@ -19,7 +20,7 @@ std::string_view trim(std::string_view s) {
 
 void validate_table_name(std::string_view name) {
   auto fail = [&](std::string_view why) {
-    throw invalid_argument("invalid lock table name '" + std::string(name) + "': " + std::string(why) +
+    throw invalid_argument("invalid lock table name '" + message_text(name) + "': " + std::string(why) +
                            "; use 1-48 letters, digits or '_', not starting with a digit");
   };
   if (name.empty()) fail("it is empty");

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "core/message_text.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {
@@ -14,8 +15,8 @@ constexpr std::string_view kAcceptedForms =
     "soci+mysql://…";
 
 [[noreturn]] void bad_uri(std::string_view display, std::string_view why) {
-  throw invalid_argument("invalid database URI '" + std::string(display) + "': " + std::string(why) +
-                         " (" + std::string(kAcceptedForms) + ")");
+  throw invalid_argument("invalid database URI '" + message_text(display) + "': " + message_text(why) + " (" +
+                         std::string(kAcceptedForms) + ")");
 }
 
 int hex_value(char c) {
@@ -44,15 +45,23 @@ std::string percent_decode(std::string_view s, std::string_view display) {
   return out;
 }
 
-// The URI with the password between ':' and '@' of the authority replaced by ***.
+// The URI with the password between ':' and '@' of the authority replaced by ***. When the
+// authority has no '@' but one follows, the password itself may hold an unescaped '/' or '?' (a
+// malformed URI whose error message must still not show it): then everything from the first ':'
+// up to the last '@' is hidden. A valid URI with a port, no user and '@' in its path or query is
+// over-redacted that way, which only shortens its display.
 std::string redact(std::string_view uri) {
   const auto scheme_end = uri.find("://");
   if (scheme_end == std::string_view::npos) return std::string(uri);
   const auto auth_begin = scheme_end + 3;
   const auto auth_end = uri.find_first_of("/?", auth_begin);
-  const auto authority = uri.substr(auth_begin, auth_end == std::string_view::npos ? std::string_view::npos
-                                                                                   : auth_end - auth_begin);
-  const auto at = authority.rfind('@');
+  auto authority = uri.substr(auth_begin, auth_end == std::string_view::npos ? std::string_view::npos
+                                                                             : auth_end - auth_begin);
+  auto at = authority.rfind('@');
+  if (at == std::string_view::npos) {
+    authority = uri.substr(auth_begin);
+    at = authority.rfind('@');
+  }
   if (at == std::string_view::npos) return std::string(uri);
   const auto colon = authority.substr(0, at).find(':');
   if (colon == std::string_view::npos) return std::string(uri);
@@ -114,7 +123,8 @@ void parse_server_uri(std::string_view rest, connection_spec& spec) {
     query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
     if (pair.empty()) continue;
     const auto eq = pair.find('=');
-    if (eq == std::string_view::npos) bad_uri(spec.display, "query parameter without '=': " + std::string(pair));
+    // The pair is not echoed: in a malformed URI it may be part of a password.
+    if (eq == std::string_view::npos) bad_uri(spec.display, "a query parameter has no '=' (use ?key=value)");
     spec.params.emplace_back(percent_decode(pair.substr(0, eq), spec.display),
                              percent_decode(pair.substr(eq + 1), spec.display));
   }
@@ -135,6 +145,10 @@ connection_spec parse_uri(std::string_view uri) {
   spec.display = redact(uri);
   if (uri.empty()) bad_uri(spec.display, "it is empty");
   if (uri.find('\0') != std::string_view::npos) bad_uri(spec.display, "it contains a NUL byte");
+  // Raw control characters would end up in the display form and so in every connection error.
+  for (const char c : uri)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F)
+      bad_uri(spec.display, "it contains a control character; percent-encode it (%0A for a newline)");
 
   const auto colon = uri.find(':');
   if (colon == std::string_view::npos) bad_uri(spec.display, "no scheme");

@@ -27,6 +27,7 @@ row_lock_sql postgresql(const std::string& table) {
   // undone by ROLLBACK TO SAVEPOINT. lock_timeout = 0 would mean "no limit", hence the minimum 1.
   s.timeout_unit_ms = 1;
   s.timeout_min = 1;
+  s.timeout_max = 2147483647;  // INT_MAX ms, about 24.8 days
   s.timeout_shortest = 1;
   s.timeout_is_transaction_local = true;
   s.timeout_get = "SELECT current_setting('lock_timeout')";
@@ -62,6 +63,7 @@ row_lock_sql mysql(const std::string& table) {
   // is used, read first and put back afterwards.
   s.timeout_unit_ms = 1000;
   s.timeout_min = 1;
+  s.timeout_max = 100000000;  // seconds (about 3.2 years): MariaDB's limit (MySQL 8 allows 2^30)
   // 0 makes MariaDB 10.3+ fail a lock wait at once; MySQL 8 raises it to its minimum, 1 s.
   s.timeout_shortest = 0;
   s.timeout_is_transaction_local = false;

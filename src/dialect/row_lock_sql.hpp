@@ -41,6 +41,7 @@ struct row_lock_sql {
   // ---- bounding lock waits: the session's (MySQL) or the transaction's (PostgreSQL) setting
   std::int64_t timeout_unit_ms = 1;  // what one unit of timeout_set is
   std::int64_t timeout_min = 1;      // smallest value for a timed wait (PostgreSQL: 0 disables)
+  std::int64_t timeout_max = 1;      // largest value the server accepts; longer waits are cut to it
   std::int64_t timeout_shortest = 1;  // the value closest to NOWAIT, for statements that lack NOWAIT
   bool timeout_is_transaction_local = false;  // reverts by itself with a rollback (PostgreSQL)
   std::string timeout_get;      // → one row: the current setting, as text for timeout_restore

@@ -19,6 +19,7 @@
 #include "child.hpp"
 #include "cli.hpp"
 #include "duration.hpp"
+#include "format.hpp"
 #include "run_kinds.hpp"
 #include "signals.hpp"
 #include "sqllock/database.hpp"
@@ -183,7 +184,7 @@ int supervise(pid_t pid, signal_inbox& signals, const lost_alarm& alarm, const s
 
     if (!lost && lost_token.stop_requested()) {
       lost = true;
-      std::cerr << "sqllock: lock '" << lock_name << "' lost while the command was running" << std::endl;
+      std::cerr << "sqllock: lock '" << printable(lock_name) << "' lost while the command was running" << std::endl;
       ::kill(pid, SIGTERM);
       kill_at = steady::now() + kStopGrace;
     }
@@ -267,7 +268,7 @@ int cmd_run(args a) {
   const locked_body body = [&](const std::stop_token& lost_token) -> int {
     if (auto s = signals.wait_for_stop(0ms)) {  // arrived during the acquiring round trip
       if (!o.quiet)
-        std::cerr << "sqllock: " << signal_name(s->number) << " while acquiring lock '" << o.lock
+        std::cerr << "sqllock: " << signal_name(s->number) << " while acquiring lock '" << printable(o.lock)
                   << "'; the command was not run\n";
       return 128 + s->number;
     }
@@ -280,7 +281,7 @@ int cmd_run(args a) {
     const int status = supervise(started.pid, signals, alarm, lost_token, o.lock, lost);
     if (!lost && lost_token.stop_requested()) {
       lost = true;
-      std::cerr << "sqllock: lock '" << o.lock << "' lost while the command was running\n";
+      std::cerr << "sqllock: lock '" << printable(o.lock) << "' lost while the command was running\n";
     }
     return lost ? exit_lock_lost : exit_status_of(status);
   };
@@ -290,12 +291,12 @@ int cmd_run(args a) {
   switch (acquire(*lock_of_kind, body, signals, o, stop_signal, code)) {
     case acquire_outcome::not_obtained:
       if (!o.quiet)
-        std::cerr << "sqllock: lock '" << o.lock << "' is held elsewhere"
+        std::cerr << "sqllock: lock '" << printable(o.lock) << "' is held elsewhere"
                   << (o.wait ? "; gave up after waiting " + *wait : std::string()) << "\n";
       return o.conflict_code;
     case acquire_outcome::interrupted:
       if (!o.quiet)
-        std::cerr << "sqllock: " << signal_name(stop_signal) << " while waiting for lock '" << o.lock
+        std::cerr << "sqllock: " << signal_name(stop_signal) << " while waiting for lock '" << printable(o.lock)
                   << "'; the command was not run\n";
       return 128 + stop_signal;
     case acquire_outcome::ran:

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "cli.hpp"
+#include "format.hpp"
 #include "sqllock/advisory_lock.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/named_lock.hpp"
@@ -45,7 +46,7 @@ class held_run_lock final : public run_lock {
       lock_.release();
     } catch (const error& e) {
       // The command finished under the lock; a failed release only delays the next holder.
-      std::cerr << "sqllock: releasing lock '" << name_ << "' failed: " << e.what() << " (" << release_hint_
+      std::cerr << "sqllock: releasing lock '" << printable(name_) << "' failed: " << e.what() << " (" << release_hint_
                 << ")\n";
     }
     return code;
@@ -71,8 +72,8 @@ class row_run_lock final : public run_lock {
       if (!code) throw;  // before body ran: the lock was not taken
       // Ending the transaction failed after the command ran: its connection may have broken
       // while the command ran, and the lock with it.
-      std::cerr << "sqllock: ending the transaction of row lock '" << name_ << "' failed after the command ran: "
-                << e.what() << " (the lock may have ended early)\n";
+      std::cerr << "sqllock: ending the transaction of row lock '" << printable(name_)
+                << "' failed after the command ran: " << e.what() << " (the lock may have ended early)\n";
       return exit_lock_lost;
     }
     return code;

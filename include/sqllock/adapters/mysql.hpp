@@ -20,6 +20,7 @@
 #include <chrono>
 #include <string_view>
 
+#include "sqllock/deadline.hpp"
 #include "sqllock/row_lock.hpp"
 
 namespace sql {
@@ -53,9 +54,8 @@ inline bool try_lock_row(sql::Connection* conn, std::string_view name, std::stri
 template <class Rep, class Period>
 bool try_lock_row_for(sql::Connection* conn, std::string_view name, const std::chrono::duration<Rep, Period>& timeout,
                       std::string_view table = default_lock_table) {
-  return detail::mysql_lock_row(
-      conn, name, detail::row_wait_kind::until,
-      std::chrono::steady_clock::now() + std::chrono::ceil<std::chrono::steady_clock::duration>(timeout), table);
+  return detail::mysql_lock_row(conn, name, detail::row_wait_kind::until, detail::steady_deadline_after(timeout),
+                                table);
 }
 
 }  // namespace sqllock

@@ -27,6 +27,7 @@
 #include <pqxx/transaction_base>
 
 #include "sqllock/advisory_lock.hpp"
+#include "sqllock/deadline.hpp"
 #include "sqllock/row_lock.hpp"
 
 namespace sqllock {
@@ -58,9 +59,7 @@ template <class Rep, class Period>
 bool try_lock_row_for(pqxx::transaction_base& tx, std::string_view name,
                       const std::chrono::duration<Rep, Period>& timeout,
                       std::string_view table = default_lock_table) {
-  return detail::pqxx_lock_row(
-      tx, name, detail::row_wait_kind::until,
-      std::chrono::steady_clock::now() + std::chrono::ceil<std::chrono::steady_clock::duration>(timeout), table);
+  return detail::pqxx_lock_row(tx, name, detail::row_wait_kind::until, detail::steady_deadline_after(timeout), table);
 }
 
 // ---- transaction-level advisory locks (PostgreSQL)
@@ -104,8 +103,7 @@ template <class Rep, class Period>
 bool try_advisory_xact_lock_for(pqxx::transaction_base& tx, const advisory_key& key,
                                 const std::chrono::duration<Rep, Period>& timeout,
                                 advisory_mode mode = advisory_mode::exclusive) {
-  return detail::pqxx_advisory_xact_lock(
-      tx, key, mode, std::chrono::steady_clock::now() + std::chrono::ceil<std::chrono::steady_clock::duration>(timeout));
+  return detail::pqxx_advisory_xact_lock(tx, key, mode, detail::steady_deadline_after(timeout));
 }
 
 }  // namespace sqllock

@@ -24,6 +24,7 @@
 
 #include <soci/session.h>
 
+#include "sqllock/deadline.hpp"
 #include "sqllock/row_lock.hpp"
 
 namespace sqllock {
@@ -55,9 +56,8 @@ template <class Rep, class Period>
 bool try_lock_row_for(soci::session& session, std::string_view name,
                       const std::chrono::duration<Rep, Period>& timeout,
                       std::string_view table = default_lock_table) {
-  return detail::soci_lock_row(
-      session, name, detail::row_wait_kind::until,
-      std::chrono::steady_clock::now() + std::chrono::ceil<std::chrono::steady_clock::duration>(timeout), table);
+  return detail::soci_lock_row(session, name, detail::row_wait_kind::until, detail::steady_deadline_after(timeout),
+                               table);
 }
 
 }  // namespace sqllock

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "driver/abandon.hpp"
+#include "driver/server_error.hpp"
 #include "driver/statement_kind.hpp"
 #include "sqllock/error.hpp"
 
@@ -85,7 +86,8 @@ soci_connection::handle soci_connection::prepare(const native_statement& native,
   st->indicators.resize(slots, soci::i_ok);
   st->query = is_query_statement(sql);
   for (std::size_t i = 0; i < slots; ++i) {
-    const std::string name = "p" + std::to_string(i + 1);
+    std::string name = "p";  // not "p" + to_string(): a false -Wrestrict from g++ 12 at -O3
+    name += std::to_string(i + 1);
     if (st->signature[native.order[i]] == 'i') {
       st->statement.exchange(soci::use(st->integers[i], st->indicators[i], name));
     } else {
@@ -160,7 +162,7 @@ void soci_connection::report(const soci_failure& f) {
     throw connection_error("connection to " + display_ + " lost: " + f.message +
                            " (the pool opens a new connection; retry the operation)");
   }
-  throw backend_error(f.message, f.sqlstate, f.vendor_code);
+  throw_server_error(f.message, f.sqlstate, f.vendor_code, f.permission_denied);
 }
 
 template <class F>
