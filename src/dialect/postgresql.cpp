@@ -39,13 +39,24 @@ dialect_sql make_postgresql_sql(const std::string& table) {
 
   // Take-over and re-entry are decided against EXCLUDED.acquired_at, so the whole statement
   // uses one reading of clock_timestamp() (now() would be the transaction's start time).
+  //
+  // Fences must rise in the order grants commit, but nextval() is drawn when the statement
+  // starts, and an acquire can then wait (for a competing insert or a row lock) while another
+  // acquire draws a later value and commits first. So every acquire of a name first takes a
+  // transaction-scoped advisory lock on a 64-bit hash of the name (held until the statement
+  // commits; OFFSET 0 keeps the planner from folding it away), and draws the fence and reads the
+  // clock only after it: draw-to-commit of two grants of one name never interleaves. A hash
+  // collision only makes two names queue briefly; a caller's own advisory lock on the same key
+  // (1 in 2^64 by chance) would make acquires of that name wait while it is held.
   constexpr std::string_view kAcquire = R"(
 INSERT INTO {{table}} AS l (resource, owner_token, holder_session, count, fence, holder_host,
     holder_pid, holder_thread, lease_ms, auto_renew, acquired_at, renewed_at, expires_at)
 SELECT CAST($1 AS text), CAST($2 AS text), CAST($3 AS text), 1, nextval('{{table_fence_seq}}'),
     CAST($4 AS text), CAST($5 AS bigint), CAST($6 AS text), CAST($7 AS bigint), CAST($8 AS integer) <> 0,
     t.now, t.now, t.now + CAST($7 AS bigint) * interval '1 millisecond'
-FROM (SELECT clock_timestamp() AS now) AS t
+FROM (SELECT clock_timestamp() AS now
+      FROM (SELECT pg_advisory_xact_lock(hashtextextended(CAST($1 AS text), 7596553087245575019)) OFFSET 0) AS g
+     ) AS t
 ON CONFLICT (resource) DO UPDATE SET
     count = CASE WHEN l.owner_token = EXCLUDED.owner_token AND l.expires_at > EXCLUDED.acquired_at
                  THEN l.count + 1 ELSE 1 END,

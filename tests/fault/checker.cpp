@@ -1,0 +1,368 @@
+#include "fault/checker.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+#include <sstream>
+
+namespace sqllock::fault {
+namespace {
+
+constexpr std::int64_t kMs = 1'000'000;  // nanoseconds per millisecond
+
+// One critical section as the history tells it.
+struct hold_rec {
+  pid_t pid = 0;
+  int thread = 0;
+  std::string res;
+  std::int64_t fence = -1;
+  std::int64_t start = 0, end = 0;
+  std::int64_t called = 0;  // the acquire call began (a fault from here on can stale the hold)
+  bool releasing = false;   // Y seen: the section ended and the release began
+  std::string release;      // X's outcome; "" when the process died first
+  std::int64_t release_at = 0;
+  std::int64_t lost_at = 0;  // first lost signal
+  std::vector<std::pair<std::int64_t, std::int64_t>> reentries;  // (time, inner fence)
+  std::string fenced;        // ok / rej / unk; "" when not attempted
+  std::int64_t fenced_sent = 0, fenced_done = 0;
+};
+
+std::vector<hold_rec> build_holds(const run_evidence& ev) {
+  std::map<pid_t, std::int64_t> killed_at;
+  for (const auto& w : ev.workers) killed_at[w.pid] = w.killed_at;
+  std::map<std::pair<pid_t, int>, std::vector<const event*>> by_thread;
+  for (const auto& e : ev.events) by_thread[{e.pid, e.thread}].push_back(&e);
+  std::vector<hold_rec> out;
+  for (const auto& [key, events] : by_thread) {
+    std::optional<hold_rec> cur;
+    const auto close = [&] {
+      if (!cur) return;
+      if (!cur->releasing) cur->end = killed_at[cur->pid] ? killed_at[cur->pid] : events.back()->mono;
+      out.push_back(*cur);
+      cur.reset();
+    };
+    for (const event* e : events) {
+      const auto field = [&](std::size_t i) { return i < e->fields.size() ? e->fields[i] : std::string(); };
+      switch (e->type) {
+        case 'A':
+          close();
+          cur = hold_rec{};
+          cur->pid = e->pid;
+          cur->thread = e->thread;
+          cur->res = e->resource;
+          cur->fence = e->fence;
+          cur->start = e->mono;
+          cur->called = field(2).empty() ? e->mono : std::stoll(field(2));
+          break;
+        case 'N':
+          if (cur) cur->reentries.emplace_back(e->mono, std::stoll(field(0)));
+          break;
+        case 'F':
+          if (cur) {
+            cur->fenced = field(0);
+            cur->fenced_sent = field(1).empty() ? e->mono : std::stoll(field(1));
+            cur->fenced_done = e->mono;
+          }
+          break;
+        case 'L':
+          if (cur && cur->res == e->resource && cur->lost_at == 0) cur->lost_at = e->mono;
+          break;
+        case 'Y':
+          if (cur) {
+            cur->end = e->mono;
+            cur->releasing = true;
+          }
+          break;
+        case 'X':
+          if (cur) {
+            cur->release = field(0);
+            cur->release_at = e->mono;
+            close();
+          }
+          break;
+        default:
+          break;
+      }
+    }
+    close();
+  }
+  return out;
+}
+
+class checker {
+ public:
+  explicit checker(const run_evidence& ev) : ev_(ev), holds_(build_holds(ev)) {
+    for (const char* v : {"server-overlap", "fence-order", "foreign-delete", "unknown-fence", "reentry-fence",
+                          "lost-write", "phantom-write", "stale-write", "client-overlap", "lost-signal-late",
+                          "liveness", "row-atomicity"})
+      r_.violations[v] = 0;
+  }
+
+  report run() {
+    volume();
+    if (ev_.cfg.kind == lock_kind::table) {
+      server_grants();
+      client_fences();
+      stale_writes();
+    }
+    counters();
+    client_overlaps();
+    lost_signals();
+    liveness();
+    return r_;
+  }
+
+ private:
+  void violation(const std::string& name, const std::string& what) {
+    ++r_.violations[name];
+    if (r_.examples.size() < 20) r_.examples.push_back(name + ": " + what);
+  }
+  void metric(const std::string& name, std::int64_t v) { r_.metrics[name] = v; }
+  void bump(const std::string& name, std::int64_t by = 1) { r_.metrics[name] += by; }
+
+  static std::string when(std::int64_t ns, std::int64_t t0) {
+    std::ostringstream s;
+    s << "t=" << (ns - t0) / kMs << "ms";
+    return s.str();
+  }
+  std::int64_t t0() const {
+    std::int64_t t = std::numeric_limits<std::int64_t>::max();
+    for (const auto& e : ev_.events) t = std::min(t, e.mono);
+    return t == std::numeric_limits<std::int64_t>::max() ? 0 : t;
+  }
+  std::string describe(const hold_rec& h) const {
+    std::ostringstream s;
+    s << h.res << " fence " << h.fence << " pid " << h.pid << "/" << h.thread << " [" << when(h.start, t0()) << ", "
+      << when(h.end, t0()) << "]";
+    return s.str();
+  }
+
+  void volume() {
+    metric("grants", static_cast<std::int64_t>(holds_.size()));
+    for (const auto& h : holds_) {
+      bump("fenced-write-" + (h.fenced.empty() ? std::string("none") : h.fenced));
+      bump("release-" + (h.release.empty() ? std::string("died") : h.release));
+      if (h.lost_at) bump("lost-signals");
+      if (!h.reentries.empty()) bump("reentrant-grants");
+    }
+    for (const auto& e : ev_.events)
+      if (e.type == 'T') bump("acquire-errors");
+    metric("worker-processes", static_cast<std::int64_t>(ev_.workers.size()));
+  }
+
+  // Tier 1: the server's own record of table_lock grants.
+  void server_grants() {
+    std::map<std::pair<std::string, std::int64_t>, std::vector<const hold_rec*>> by_grant;
+    for (const auto& h : holds_) by_grant[{h.res, h.fence}].push_back(&h);
+    std::string res;
+    // Grants come in the order their rows were written (logged_at): writes of one resource's row
+    // wait for each other, so that is the order they took effect. A grant that ran out must be
+    // over by the next grant's clock reading (the acquire's own expiry test); one that was
+    // deleted early must be over by the time the next grant was logged (its acquire may have read
+    // its clock, and drawn its fence, and then waited for the DELETE to commit).
+    std::int64_t max_expiry = 0, max_delete = 0, prev_fence = 0, max_overlap_us = 0;
+    for (const auto& g : ev_.grants) {
+      if (g.resource != res) {
+        res = g.resource;
+        max_expiry = max_delete = 0;  // times are µs since 1970: 0 is before any grant
+        prev_fence = std::numeric_limits<std::int64_t>::min();
+      }
+      const std::int64_t overlap = std::max(max_expiry - g.granted_us, max_delete - g.logged_us);
+      if (overlap > 0) {
+        max_overlap_us = std::max(max_overlap_us, overlap);
+        violation("server-overlap", res + " fence " + std::to_string(g.fence) + " granted " + std::to_string(overlap) +
+                                        " us before the previous grant ended");
+      }
+      if (g.fence <= prev_fence)
+        violation("fence-order", res + " fence " + std::to_string(g.fence) + " granted after fence " +
+                                     std::to_string(prev_fence));
+      if (g.deleted_us && *g.deleted_us < g.expires_us)
+        max_delete = std::max(max_delete, *g.deleted_us);
+      else
+        max_expiry = std::max(max_expiry, g.expires_us);
+      prev_fence = std::max(prev_fence, g.fence);
+      if (g.deleted_us && *g.deleted_us < g.expires_us) {
+        const auto it = by_grant.find({g.resource, g.fence});
+        if (it == by_grant.end()) {
+          bump("grants-without-client");  // liveness probes; acquires whose reply was lost (sqllock deletes those)
+          continue;
+        }
+        bool own = false;
+        for (const hold_rec* h : it->second)
+          own = own || h->release == "ok" || h->release == "unk" || h->release == "err" || (h->releasing && h->release.empty());
+        if (!own)
+          violation("foreign-delete", describe(*it->second.front()) + ": row deleted " +
+                                          std::to_string((g.expires_us - *g.deleted_us) / 1000) +
+                                          " ms before expiry; holder's release said " + it->second.front()->release);
+      }
+    }
+    metric("server-grants", static_cast<std::int64_t>(ev_.grants.size()));
+    metric("server-overlap-max-us", max_overlap_us);
+  }
+
+  void client_fences() {
+    std::set<std::pair<std::string, std::int64_t>> granted;
+    for (const auto& g : ev_.grants) granted.emplace(g.resource, g.fence);
+    for (const auto& h : holds_) {
+      if (h.fence >= 0 && !granted.count({h.res, h.fence}))
+        violation("unknown-fence", describe(h) + " has no grant in the server log");
+      for (const auto& [at, inner] : h.reentries) {
+        if (inner == -2) bump("reentry-refused");
+        if (inner < 0) continue;
+        if (inner != h.fence && (h.lost_at == 0 || h.lost_at > at))
+          violation("reentry-fence", describe(h) + " re-entered with fence " + std::to_string(inner));
+      }
+    }
+  }
+
+  // A fenced write accepted although a write with a higher fence had already completed.
+  void stale_writes() {
+    std::map<std::string, std::vector<const hold_rec*>> accepted;
+    for (const auto& h : holds_)
+      if (h.fenced == "ok" && h.fence >= 0) accepted[h.res].push_back(&h);
+    for (auto& [res, ws] : accepted) {
+      std::sort(ws.begin(), ws.end(), [](auto* a, auto* b) { return a->fenced_done < b->fenced_done; });
+      std::vector<std::int64_t> prefix_max;
+      for (const auto* w : ws) prefix_max.push_back(std::max(prefix_max.empty() ? -1 : prefix_max.back(), w->fence));
+      for (const auto* w : ws) {
+        const auto n = std::lower_bound(ws.begin(), ws.end(), w->fenced_sent,
+                                        [](auto* a, std::int64_t t) { return a->fenced_done < t; }) - ws.begin();
+        if (n > 0 && prefix_max[static_cast<std::size_t>(n - 1)] > w->fence)
+          violation("stale-write", describe(*w) + " accepted after fence " +
+                                       std::to_string(prefix_max[static_cast<std::size_t>(n - 1)]));
+      }
+    }
+  }
+
+  void counters() {
+    // A process killed inside a section may have sent (even committed) a write it never
+    // recorded: such sections count as indeterminate for both counters.
+    std::map<std::string, std::int64_t> f_ok, f_unk, u_ok, u_unk;
+    for (const auto& h : holds_) {
+      if (h.fenced == "ok") ++f_ok[h.res];
+      if (h.fenced == "unk" || (h.release.empty() && h.fenced.empty())) ++f_unk[h.res];
+      if (h.release.empty()) ++u_unk[h.res];
+    }
+    for (const auto& e : ev_.events) {
+      if (e.type != 'U' || e.fields.empty()) continue;
+      if (e.fields[0] == "ok") ++u_ok[e.resource];
+      if (e.fields[0] == "unk") ++u_unk[e.resource];
+    }
+    std::int64_t lost_updates = 0;
+    for (const auto& d : ev_.data) {
+      const auto ok = f_ok[d.resource], unk = f_unk[d.resource];
+      if (d.v < ok) violation("lost-write", d.resource + ": v = " + std::to_string(d.v) + " < " + std::to_string(ok) + " accepted");
+      if (d.v > ok + unk)
+        violation("phantom-write", d.resource + ": v = " + std::to_string(d.v) + " > " + std::to_string(ok + unk));
+      lost_updates += std::max<std::int64_t>(0, u_ok[d.resource] - d.u);
+      if (ev_.cfg.kind == lock_kind::row && (d.u < u_ok[d.resource] || d.u > u_ok[d.resource] + u_unk[d.resource]))
+        violation("row-atomicity", d.resource + ": u = " + std::to_string(d.u) + ", committed " + std::to_string(u_ok[d.resource]));
+    }
+    metric("unfenced-lost-updates", lost_updates);
+  }
+
+  // The fault (if any) that explains why `stale` could still be inside its section.
+  std::string explanation(const hold_rec& stale) const {
+    const bool lease = ev_.cfg.kind == lock_kind::table;
+    for (const auto& f : ev_.faults) {
+      if (f.start > stale.end || f.end < stale.called) continue;
+      if (f.kind.rfind("restart", 0) == 0) return f.kind;
+      if (f.pid != stale.pid) continue;
+      if (lease && (f.kind == "pause-long" || f.kind == "pause-xlong")) return f.kind;
+      if (!lease && f.kind == "session-kill") return f.kind;
+    }
+    return "";
+  }
+
+  // Tier 3: critical sections that overlapped by the common monotonic clock.
+  void client_overlaps() {
+    std::map<std::string, std::vector<const hold_rec*>> by_res;
+    for (const auto& h : holds_) by_res[h.res].push_back(&h);
+    std::int64_t max_ns = 0;
+    for (auto& [res, hs] : by_res) {
+      std::sort(hs.begin(), hs.end(), [](auto* a, auto* b) { return a->start < b->start; });
+      std::vector<const hold_rec*> active;
+      for (const hold_rec* h : hs) {
+        std::erase_if(active, [&](const hold_rec* a) { return a->end <= h->start; });
+        for (const hold_rec* stale : active) {
+          max_ns = std::max(max_ns, std::min(stale->end, h->end) - h->start);
+          const std::string why = explanation(*stale);
+          if (why.empty()) {
+            violation("client-overlap", describe(*stale) + " still inside when " + describe(*h) + " entered");
+            continue;
+          }
+          bump("overlaps-explained-by-" + why);
+          if (stale->fenced == "rej") bump("overlaps-stale-write-rejected");
+        }
+        active.push_back(h);
+      }
+    }
+    metric("client-overlap-max-ms", max_ns / kMs);
+  }
+
+  // After a session kill, the holder must learn of the loss within keepalive + 1 s.
+  void lost_signals() {
+    if (ev_.cfg.kind != lock_kind::advisory && ev_.cfg.kind != lock_kind::named && ev_.cfg.kind != lock_kind::row) return;
+    const std::int64_t bound = (ev_.cfg.keepalive.count() + 1000) * kMs;
+    std::int64_t worst = 0;
+    for (const auto& f : ev_.faults) {
+      if (f.kind != "session-kill") continue;
+      bool disturbed = false;  // paused or crashed before it could notice
+      for (const auto& g : ev_.faults)
+        if (&g != &f && (g.pid == f.pid || g.pid == 0) && g.start < f.end + bound && g.end >= f.start) disturbed = true;
+      // The killed session held a lock when the nemesis looked (found_at). If a section of that
+      // process began its release between the look and the kill, the kill may have hit a session
+      // that had just let go: nothing to learn, so the kill is not checked.
+      std::int64_t learned = std::numeric_limits<std::int64_t>::max();
+      bool holding = false, raced = false;
+      for (const auto& h : holds_) {
+        if (h.pid != f.pid || h.start > f.found_at) continue;
+        if (h.releasing && h.end >= f.found_at && h.end <= f.end) raced = true;
+        if (h.end < f.found_at) continue;
+        holding = true;
+        if (h.lost_at >= f.start) learned = std::min(learned, h.lost_at);
+        if (h.release_at && h.release != "ok") learned = std::min(learned, h.release_at);
+      }
+      if (!holding || raced || disturbed) {
+        bump("session-kills-unchecked");
+        continue;
+      }
+      const std::int64_t latency = learned == std::numeric_limits<std::int64_t>::max() ? -1 : learned - f.end;
+      worst = std::max(worst, latency);
+      // Row locks have no loss signal: their holder learns at its next statement or COMMIT.
+      if (ev_.cfg.kind == lock_kind::row) continue;
+      if (latency < 0 || latency > bound)
+        violation("lost-signal-late", "session " + std::to_string(f.session) + " of pid " + std::to_string(f.pid) +
+                                          " killed at " + when(f.end, t0()) + "; learned after " +
+                                          (latency < 0 ? std::string("never") : std::to_string(latency / kMs) + " ms"));
+    }
+    metric("session-kill-learned-max-ms", worst / kMs);
+  }
+
+  void liveness() {
+    std::int64_t worst = 0;
+    for (const auto& l : ev_.liveness) {
+      worst = std::max(worst, l.waited_ms);
+      if (l.waited_ms < 0 || l.waited_ms > ev_.liveness_bound_ms)
+        violation("liveness", l.resource + " acquired after " + std::to_string(l.waited_ms) + " ms (bound " +
+                                  std::to_string(ev_.liveness_bound_ms) + " ms)");
+    }
+    metric("liveness-max-ms", worst);
+  }
+
+  const run_evidence& ev_;
+  std::vector<hold_rec> holds_;
+  report r_;
+};
+
+}  // namespace
+
+std::int64_t report::total_violations() const {
+  std::int64_t n = 0;
+  for (const auto& [k, v] : violations) n += v;
+  return n;
+}
+
+report check(const run_evidence& ev) { return checker(ev).run(); }
+
+}  // namespace sqllock::fault

@@ -1,0 +1,64 @@
+// The checkers of a fault run. Each check counts violations (must be 0 in a healthy run) and
+// the run also reports metrics (counts that are information, not verdicts).
+//
+// Violations, by name:
+//   server-overlap      two table_lock grants of one resource overlap on the database clock: a
+//                       grant lasts from granted_at to its expiry, or to its DELETE when deleted
+//                       earlier (then compared with when the next grant was logged)
+//   fence-order         fences not strictly increasing in the order grants took effect (server log)
+//   foreign-delete      a grant's row deleted before its expiry by someone other than its holder
+//                       (the holder's own release did not report success)
+//   unknown-fence       a client believes in a (resource, fence) the server never granted
+//   reentry-fence       a re-entrant acquire reported another fence than its hold, without a lost signal
+//   lost-write          the fenced counter holds fewer increments than writes reported accepted
+//   phantom-write       … more than accepted plus indeterminate ones
+//   stale-write         a fenced write accepted after a write with a higher fence had completed
+//   client-overlap      two clients in their critical sections at once, not explained by a fault
+//                       on the earlier holder (pause > L/2 or restart for table locks; its session
+//                       killed or restart for session and row locks)
+//   lost-signal-late    after a session kill, the holder learned nothing within keepalive + 1 s
+//   liveness            a resource not acquirable within the bound after the last fault
+//   row-atomicity       row locks: the in-transaction unfenced counter lost an update
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fault/config.hpp"
+#include "fault/fleet.hpp"
+#include "fault/history.hpp"
+#include "fault/nemesis.hpp"
+#include "fault/schema.hpp"
+
+namespace sqllock::fault {
+
+struct liveness_result {
+  std::string resource;
+  std::int64_t waited_ms = -1;  // -1: not acquired
+};
+
+struct run_evidence {
+  run_config cfg;
+  std::vector<event> events;          // every worker's history
+  std::vector<worker_proc> workers;   // with kill times
+  std::vector<fault_event> faults;
+  std::vector<grant_row> grants;      // table locks only
+  std::vector<data_row> data;
+  std::vector<liveness_result> liveness;
+  std::int64_t liveness_bound_ms = 0;
+};
+
+struct report {
+  std::map<std::string, std::int64_t> violations;  // every check, 0 when clean
+  std::map<std::string, std::int64_t> metrics;
+  std::vector<std::string> examples;               // a few violations, described
+  std::int64_t total_violations() const;
+};
+
+report check(const run_evidence& ev);
+
+}  // namespace sqllock::fault

@@ -1,0 +1,45 @@
+#include "fault/config.hpp"
+
+#include <stdexcept>
+
+namespace sqllock::fault {
+
+std::string to_string(lock_kind k) {
+  switch (k) {
+    case lock_kind::table: return "table";
+    case lock_kind::advisory: return "advisory";
+    case lock_kind::named: return "named";
+    case lock_kind::row: return "row";
+  }
+  return "?";
+}
+
+std::string to_string(control c) {
+  switch (c) {
+    case control::none: return "none";
+    case control::unsafe_release: return "unsafe-release";
+    case control::client_clock: return "client-clock";
+  }
+  return "?";
+}
+
+lock_kind parse_lock_kind(const std::string& s) {
+  for (auto k : {lock_kind::table, lock_kind::advisory, lock_kind::named, lock_kind::row})
+    if (to_string(k) == s) return k;
+  throw std::invalid_argument("unknown lock kind '" + s + "' (table, advisory, named, row)");
+}
+
+control parse_control(const std::string& s) {
+  for (auto c : {control::none, control::unsafe_release, control::client_clock})
+    if (to_string(c) == s) return c;
+  throw std::invalid_argument("unknown control '" + s + "' (none, unsafe-release, client-clock)");
+}
+
+dialect_kind parse_dialect(const std::string& s) {
+  if (s == "postgresql") return dialect_kind::postgresql;
+  if (s == "mysql" || s == "mariadb") return dialect_kind::mysql;
+  if (s == "sqlite") return dialect_kind::sqlite;
+  throw std::invalid_argument("unknown database '" + s + "' (postgresql, mariadb, sqlite)");
+}
+
+}  // namespace sqllock::fault

@@ -1,0 +1,52 @@
+// The settings of one fault run, shared by the controller and its worker processes.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "sqllock/database.hpp"
+
+namespace sqllock::fault {
+
+// The lock under test.
+enum class lock_kind { table, advisory, named, row };
+
+// A deliberately unsafe peer that the checkers must catch (negative controls). Implemented only
+// here, as raw SQL a careless client could send; the library has no such mode.
+enum class control {
+  none,
+  // Releases by resource alone: DELETE … WHERE resource = ? (no owner or fence match).
+  unsafe_release,
+  // Takes a lease over when its own clock, 5 leases fast, says the lease ran out.
+  client_clock,
+};
+
+struct run_config {
+  dialect_kind dialect = dialect_kind::postgresql;
+  lock_kind kind = lock_kind::table;
+  control ctl = control::none;
+  std::chrono::seconds duration{60};
+  int processes = 4;   // N worker processes …
+  int threads = 4;     // … × M threads each
+  int resources = 4;   // K contended resources
+  std::chrono::milliseconds lease{2000};      // L: table_lock ttl
+  std::chrono::milliseconds keepalive{500};   // session locks' keepalive
+  std::chrono::milliseconds fault_every{3000};  // a fault starts this often
+  int restarts = 2;    // server restarts (alternating fast / immediate) per run
+  std::vector<std::string> faults;  // the nemesis' round of client faults; empty: its default
+  bool long_mode = false;
+};
+
+std::string to_string(lock_kind k);
+std::string to_string(control c);
+// Parses what to_string prints ("mariadb" is accepted for dialect mysql); throws std::invalid_argument.
+lock_kind parse_lock_kind(const std::string& s);
+control parse_control(const std::string& s);
+dialect_kind parse_dialect(const std::string& s);
+
+// The reaper period the controller uses: L / 2.
+inline std::chrono::milliseconds reaper_period(const run_config& c) { return c.lease / 2; }
+
+}  // namespace sqllock::fault

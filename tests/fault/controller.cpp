@@ -1,0 +1,205 @@
+#include "fault/controller.hpp"
+
+#include <condition_variable>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "fault/board.hpp"
+#include "fault/fleet.hpp"
+#include "fault/history.hpp"
+#include "fault/nemesis.hpp"
+#include "fault/schema.hpp"
+#include "fault/servers.hpp"
+#include "sqllock/advisory_lock.hpp"
+#include "sqllock/error.hpp"
+#include "sqllock/named_lock.hpp"
+#include "sqllock/reaper.hpp"
+#include "sqllock/row_lock.hpp"
+#include "sqllock/table_lock.hpp"
+
+namespace sqllock::fault {
+namespace {
+
+// Connects, retrying while a just-restarted server comes up.
+database connect(const std::string& uri) {
+  for (int attempt = 0;; ++attempt) {
+    try {
+      return database(uri);
+    } catch (const connection_error&) {
+      if (attempt >= 50) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+}
+
+// Waits up to `limit` for resource i with the run's lock kind; returns the wait in ms, -1 if
+// never acquired. Errors (a connection broken by the last faults) are retried.
+std::int64_t time_to_acquire(const run_config& cfg, const std::string& uri, int i, std::chrono::milliseconds limit,
+                             std::int64_t since) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  const auto waited = [&] { return (mono_ns() - since) / 1'000'000; };
+  while (std::chrono::steady_clock::now() < deadline) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    try {
+      database db(uri);
+      const std::string name = resource_name(i);
+      bool got = false;
+      switch (cfg.kind) {
+        case lock_kind::table: {
+          table_lock_options o;
+          o.ttl = cfg.lease;
+          table_lock l(db, name, o);
+          got = l.try_lock_for(left);
+          break;
+        }
+        case lock_kind::advisory: {
+          advisory_lock l(db, name);
+          got = l.try_lock_for(left);
+          break;
+        }
+        case lock_kind::named: {
+          named_lock l(db, name);
+          got = l.try_lock_for(left);
+          break;
+        }
+        case lock_kind::row:
+          got = try_with_row_lock_for(db, name, left, [](row_lock_tx&) {});
+          break;
+      }
+      if (got) return waited();
+    } catch (const error&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  return -1;
+}
+
+// The fault log and the server's grant log next to the histories, for post-mortems (--keep).
+void dump_evidence(const std::filesystem::path& dir, const run_evidence& ev) {
+  std::ofstream faults(dir / "faults.txt");
+  for (const auto& f : ev.faults)
+    faults << f.kind << ' ' << f.pid << ' ' << f.start << ' ' << f.end << ' ' << f.session << ' ' << f.found_at << '\n';
+  std::ofstream grants(dir / "grants.txt");
+  for (const auto& g : ev.grants)
+    grants << g.resource << ' ' << g.fence << ' ' << g.owner << ' ' << g.granted_us << ' ' << g.expires_us << ' '
+           << g.taken_over_us.value_or(0) << ' ' << g.deleted_us.value_or(0) << ' ' << g.logged_us << '\n';
+}
+
+std::string flag_value(const run_config& cfg) {
+  std::ostringstream s;
+  s << "database=" << sqllock::to_string(cfg.dialect) << " kind=" << to_string(cfg.kind) << " control=" << to_string(cfg.ctl)
+    << " seconds=" << cfg.duration.count() << " processes=" << cfg.processes << " threads=" << cfg.threads
+    << " resources=" << cfg.resources << " lease_ms=" << cfg.lease.count() << " keepalive_ms=" << cfg.keepalive.count()
+    << " fault_every_ms=" << cfg.fault_every.count() << " restarts=" << cfg.restarts;
+  return s.str();
+}
+
+}  // namespace
+
+report run_controller(const controller_args& a) {
+  const auto& cfg = a.cfg;
+  std::filesystem::create_directories(a.dir);
+  std::unique_ptr<private_server> server;
+  std::string uri;
+  if (cfg.dialect == dialect_kind::sqlite) {
+    uri = "sqlite://" + (a.dir / "fault.db").string();
+  } else {
+    server = std::make_unique<private_server>(a.servers_script, a.dir / "server", cfg.dialect);
+    uri = server->uri();
+  }
+  {
+    const database admin = connect(uri);
+    create_schema(admin, cfg.resources);
+  }
+  board holders(a.dir / "board", true);
+  const std::int64_t until = mono_ns() + cfg.duration.count() * 1'000'000'000;
+  fleet workers(cfg.processes, a.dir, [&](int slot, const std::filesystem::path& history) {
+    return std::vector<std::string>{a.self, "worker", "--uri", uri, "--database", std::string(to_string(cfg.dialect)), "--kind",
+                                    to_string(cfg.kind), "--control", to_string(cfg.ctl), "--threads",
+                                    std::to_string(cfg.threads), "--resources", std::to_string(cfg.resources),
+                                    "--lease-ms", std::to_string(cfg.lease.count()), "--keepalive-ms",
+                                    std::to_string(cfg.keepalive.count()), "--history", history.string(), "--board",
+                                    (a.dir / "board").string(), "--slot", std::to_string(slot), "--until-ns",
+                                    std::to_string(until + 3'600'000'000'000)};  // they run until killed
+  });
+  workers.start();
+
+  // The reaper runs every L/2 through the whole run, as an operator's daemon would.
+  std::jthread reaper;
+  if (cfg.kind == lock_kind::table) {
+    reaper = std::jthread([&](std::stop_token stop) {
+      std::optional<database> db;
+      while (!stop.stop_requested()) {
+        try {
+          if (!db) db.emplace(uri);
+          reap_options o;
+          o.stop = stop;
+          reap(*db, o);
+        } catch (const error&) {
+        }
+        std::mutex m;
+        std::unique_lock lock(m);
+        std::condition_variable_any().wait_for(lock, stop, reaper_period(cfg), [] { return false; });
+      }
+    });
+  }
+
+  nemesis nem(cfg, workers, holders, server.get(), uri);
+  std::jthread nemesis_thread([&] { nem.run(until); });
+  while (mono_ns() < until) {
+    workers.supervise();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  nemesis_thread.join();
+
+  // The last fault: every worker dies at once, most of them holding locks.
+  const std::int64_t last_fault = workers.kill_all();
+  const auto bound = cfg.kind == lock_kind::table ? cfg.lease + reaper_period(cfg) + std::chrono::seconds(1)
+                                                  : cfg.keepalive + std::chrono::seconds(1);
+  run_evidence ev;
+  ev.cfg = cfg;
+  ev.liveness_bound_ms = bound.count();
+  ev.liveness.resize(static_cast<std::size_t>(cfg.resources));
+  {
+    std::vector<std::jthread> probes;
+    for (int i = 0; i < cfg.resources; ++i) {
+      probes.emplace_back([&, i] {
+        ev.liveness[static_cast<std::size_t>(i)] = {resource_name(i),
+                                                    time_to_acquire(cfg, uri, i, bound + std::chrono::seconds(5), last_fault)};
+      });
+    }
+  }
+  reaper = {};
+
+  ev.workers = workers.all();
+  for (const auto& w : ev.workers) {
+    auto events = read_history(w.history, w.pid);
+    ev.events.insert(ev.events.end(), events.begin(), events.end());
+  }
+  ev.faults = nem.log();
+  {
+    const database admin = connect(uri);
+    if (cfg.kind == lock_kind::table) ev.grants = read_grants(admin);
+    ev.data = read_data(admin);
+  }
+  dump_evidence(a.dir, ev);
+  auto r = check(ev);
+  for (const auto& [kind, n] : nem.counts()) r.metrics["faults-" + kind] = n;
+  r.metrics["faults-final-kill-all"] = 1;
+  return r;
+}
+
+std::string format_report(const run_config& cfg, const report& r) {
+  std::ostringstream s;
+  s << "fault run: " << flag_value(cfg) << '\n';
+  for (const auto& [k, v] : r.metrics) s << "  metric " << k << " = " << v << '\n';
+  for (const auto& [k, v] : r.violations) s << "  violations " << k << " = " << v << '\n';
+  for (const auto& e : r.examples) s << "  example " << e << '\n';
+  s << "total violations: " << r.total_violations() << '\n';
+  return s.str();
+}
+
+}  // namespace sqllock::fault

@@ -1,0 +1,182 @@
+// sqllock_fault: the Jepsen-style fault harness (docs/reliability.md).
+//
+//   sqllock_fault --database postgresql|mariadb|sqlite --kind table|advisory|named|row
+//                 [--seconds N] [--long] [--control none|unsafe-release|client-clock]
+//                 [--expect-violation NAME]… [--processes N] [--threads M] [--resources K]
+//                 [--lease-ms L] [--keepalive-ms K] [--fault-every-ms F] [--restarts R]
+//                 [--faults crash,pause-short,pause-long,pause-xlong,session-kill]
+//                 [--dir DIR] [--keep]
+//   sqllock_fault worker …   (started by the controller)
+//
+// --seconds defaults to $SQLLOCK_FAULT_SECONDS, else 60 (600 with --long). --long also raises
+// the load and the fault rate. Exit status: 0 when every checker found 0 violations — or, with
+// --expect-violation (negative controls), when each named checker found at least one; 1
+// otherwise; 2 usage error; 3 the run could not be set up; 77 skipped (no private server can be
+// started, or SQLLOCK_TEST_*_URI names a server the harness must not restart).
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fault/controller.hpp"
+#include "fault/worker.hpp"
+#include "support/test_env.hpp"
+
+namespace {
+
+using namespace sqllock::fault;
+
+constexpr int kSkip = 77;
+
+struct options {
+  std::map<std::string, std::string> values;
+  std::vector<std::string> expected;
+  bool long_mode = false, keep = false;
+};
+
+options parse(int argc, char** argv, int first) {
+  options o;
+  for (int i = first; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--long") {
+      o.long_mode = true;
+    } else if (a == "--keep") {
+      o.keep = true;
+    } else if (a.rfind("--", 0) == 0 && i + 1 < argc) {
+      if (a == "--expect-violation")
+        o.expected.push_back(argv[++i]);
+      else
+        o.values[a.substr(2)] = argv[++i];
+    } else {
+      throw std::invalid_argument("unexpected argument '" + a + "'");
+    }
+  }
+  return o;
+}
+
+long long number(const options& o, const std::string& key, long long fallback) {
+  const auto it = o.values.find(key);
+  return it == o.values.end() ? fallback : std::stoll(it->second);
+}
+
+std::string text(const options& o, const std::string& key, const std::string& fallback) {
+  const auto it = o.values.find(key);
+  return it == o.values.end() ? fallback : it->second;
+}
+
+run_config config_of(const options& o) {
+  run_config c;
+  c.long_mode = o.long_mode;
+  c.dialect = parse_dialect(text(o, "database", "postgresql"));
+  c.kind = parse_lock_kind(text(o, "kind", "table"));
+  c.ctl = parse_control(text(o, "control", "none"));
+  const char* env_seconds = std::getenv("SQLLOCK_FAULT_SECONDS");
+  const long long default_seconds = o.long_mode ? 600 : env_seconds && *env_seconds ? std::stoll(env_seconds) : 60;
+  c.duration = std::chrono::seconds(number(o, "seconds", default_seconds));
+  c.processes = static_cast<int>(number(o, "processes", o.long_mode ? 4 : 3));
+  c.threads = static_cast<int>(number(o, "threads", o.long_mode ? 6 : 4));
+  c.resources = static_cast<int>(number(o, "resources", o.long_mode ? 4 : 3));
+  c.lease = std::chrono::milliseconds(number(o, "lease-ms", 2000));
+  c.keepalive = std::chrono::milliseconds(number(o, "keepalive-ms", 500));
+  c.fault_every = std::chrono::milliseconds(number(o, "fault-every-ms", o.long_mode ? 2000 : 3000));
+  c.restarts = static_cast<int>(number(o, "restarts", o.long_mode ? std::max<long long>(2, c.duration.count() / 30) : 2));
+  for (std::string list = text(o, "faults", ""); !list.empty();) {
+    const auto comma = list.find(',');
+    c.faults.push_back(list.substr(0, comma));
+    list = comma == std::string::npos ? "" : list.substr(comma + 1);
+  }
+  for (const auto& f : c.faults)
+    if (f != "crash" && f != "pause-short" && f != "pause-long" && f != "pause-xlong" && f != "session-kill")
+      throw std::invalid_argument("unknown fault '" + f + "'");
+  if (c.processes < 1 || c.processes > 64 || c.threads < 1 || c.resources < 1 || c.duration.count() < 5)
+    throw std::invalid_argument("need 1-64 processes, threads >= 1, resources >= 1, seconds >= 5");
+  if (c.kind == sqllock::fault::lock_kind::table && c.dialect == sqllock::dialect_kind::sqlite) c.restarts = 0;
+  if (c.ctl == control::client_clock && (c.dialect != sqllock::dialect_kind::postgresql || c.kind != lock_kind::table))
+    throw std::invalid_argument("--control client-clock needs --database postgresql --kind table");
+  if (c.ctl == control::unsafe_release && c.kind != lock_kind::table)
+    throw std::invalid_argument("--control unsafe-release needs --kind table");
+  const bool pg = c.dialect == sqllock::dialect_kind::postgresql, my = c.dialect == sqllock::dialect_kind::mysql;
+  if ((c.kind == lock_kind::advisory && !pg) || (c.kind == lock_kind::named && !my) ||
+      (c.kind == lock_kind::row && !pg && !my))
+    throw std::invalid_argument("lock kind " + to_string(c.kind) + " is not available on this database");
+  return c;
+}
+
+int worker_main(int argc, char** argv) {
+  const auto o = parse(argc, argv, 2);
+  worker_args w;
+  w.cfg = config_of(o);
+  w.uri = text(o, "uri", "");
+  w.history = text(o, "history", "");
+  w.board_path = text(o, "board", "");
+  w.slot = static_cast<int>(number(o, "slot", 0));
+  w.until_ns = number(o, "until-ns", 0);
+  return run_worker(w);
+}
+
+int controller_main(int argc, char** argv) {
+  const auto o = parse(argc, argv, 1);
+  controller_args a;
+  a.cfg = config_of(o);
+  a.self = "/proc/self/exe";
+  a.servers_script = SQLLOCK_SERVERS_SCRIPT;
+  a.self = std::filesystem::read_symlink("/proc/self/exe").string();
+  if (a.cfg.dialect != sqllock::dialect_kind::sqlite) {
+    const char* var = a.cfg.dialect == sqllock::dialect_kind::postgresql ? "SQLLOCK_TEST_PG_URI" : "SQLLOCK_TEST_MYSQL_URI";
+    if (const char* v = std::getenv(var); v && *v) {
+      std::cout << "skipped: " << var << " names a server that fault tests must not restart\n";
+      return kSkip;
+    }
+  }
+  std::string dir = text(o, "dir", "");
+  if (dir.empty()) {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "sqllock-fault.XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+    dir = tmpl;
+  }
+  a.dir = dir;
+  report r;
+  try {
+    r = run_controller(a);
+  } catch (const std::exception& e) {
+    std::cerr << "fault run could not be set up: " << e.what() << " (files in " << dir << ")\n";
+    if (!sqllock::test::servers_required() && a.cfg.dialect != sqllock::dialect_kind::sqlite) return kSkip;
+    return 3;
+  }
+  std::cout << format_report(a.cfg, r);
+  bool pass = true;
+  if (o.expected.empty()) {
+    pass = r.total_violations() == 0;
+  } else {
+    for (const auto& name : o.expected) {
+      const auto it = r.violations.find(name);
+      const bool found = it != r.violations.end() && it->second > 0;
+      std::cout << "negative control: checker " << name << (found ? " reported violations, as it must\n" : " reported NONE\n");
+      pass = pass && found;
+    }
+  }
+  if (pass && !o.keep) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  } else {
+    std::cout << "run files kept in " << dir << '\n';
+  }
+  return pass ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    if (argc > 1 && std::string(argv[1]) == "worker") return worker_main(argc, argv);
+    return controller_main(argc, argv);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "sqllock_fault: " << e.what() << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "sqllock_fault: " << e.what() << '\n';
+    return 3;
+  }
+}

@@ -1,0 +1,175 @@
+#include "fault/worker.hpp"
+
+#include <unistd.h>
+
+#include <iostream>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "fault/board.hpp"
+#include "fault/history.hpp"
+#include "fault/locker.hpp"
+#include "fault/schema.hpp"
+#include "sqllock/error.hpp"
+
+namespace sqllock::fault {
+namespace {
+
+// Hold times as in the plan: 90% 0–20 ms, 9% 50–500 ms, 1% 0.5–2 leases (forces renewals).
+std::chrono::milliseconds draw_hold(std::mt19937_64& rng, std::chrono::milliseconds lease) {
+  const auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::chrono::milliseconds(std::uniform_int_distribution<std::int64_t>(lo, hi)(rng));
+  };
+  const int p = std::uniform_int_distribution<int>(0, 99)(rng);
+  if (p < 90) return pick(0, 20);
+  if (p < 99) return pick(50, 500);
+  return pick(lease.count() / 2, lease.count() * 2);
+}
+
+const char* error_class(const std::exception& e) {
+  if (dynamic_cast<const outcome_unknown*>(&e)) return "outcome_unknown";
+  if (dynamic_cast<const connection_error*>(&e)) return "connection_error";
+  if (dynamic_cast<const backend_error*>(&e)) return "backend_error";
+  if (dynamic_cast<const not_held*>(&e)) return "not_held";
+  if (dynamic_cast<const error*>(&e)) return "error";
+  return "std_exception";
+}
+
+class worker_thread {
+ public:
+  worker_thread(const worker_args& a, const database& db, history_writer& h, std::atomic<int>& held, int index)
+      : a_(a), db_(db), h_(h), held_(held), index_(index),
+        rng_(std::random_device{}() ^ (static_cast<std::uint64_t>(::getpid()) << 16) ^ static_cast<std::uint64_t>(index)) {}
+
+  void run() {
+    const auto lk = make_locker(a_.cfg, db_, index_);
+    const auto& stmts = data_statements(db_.dialect());
+    while (mono_ns() < a_.until_ns) {
+      const int i = std::uniform_int_distribution<int>(0, a_.cfg.resources - 1)(rng_);
+      const std::string res = resource_name(i);
+      const auto hold_for = draw_hold(rng_, a_.cfg.lease);
+      const bool reenter = std::uniform_int_distribution<int>(0, 9)(rng_) == 0;
+      pending p;
+      hold_hooks hooks;
+      hooks.body = [&](section& s) { section_body(s, res, hold_for, reenter, stmts, p); };
+      hooks.before_release = [&] {
+        held_.fetch_sub(1);
+        h_.write('Y', index_, mono_ns(), res, p.fence);
+      };
+      hooks.on_lost = [&](std::int64_t fence) { h_.write('L', index_, mono_ns(), res, fence); };
+      p.called = mono_ns();
+      try {
+        const auto r = lk->hold(i, std::chrono::seconds(1), hooks);
+        if (!r) continue;
+        if (p.transactional) {
+          // The section's writes committed (ok), maybe committed (unk) or rolled back with the lock.
+          const char* outcome = *r == release_result::ok ? "ok" : *r == release_result::unknown ? "unk" : "rej";
+          if (p.fenced) h_.write('F', index_, p.fenced_done, res, p.fence, {p.fenced_ok ? outcome : "rej", std::to_string(p.fenced_sent)});
+          if (p.unfenced) h_.write('U', index_, p.unfenced_done, res, p.fence, {outcome});
+        }
+        h_.write('X', index_, mono_ns(), res, p.fence, {to_string(*r)});
+      } catch (const std::exception& e) {
+        h_.write('T', index_, mono_ns(), res, -1, {error_class(e)});
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    }
+  }
+
+ private:
+  // What a transactional section did, written once the commit's outcome is known.
+  struct pending {
+    std::int64_t fence = -1;
+    std::int64_t called = 0;  // when the acquire call began
+    bool transactional = false;
+    bool fenced = false, fenced_ok = false, unfenced = false;
+    std::int64_t fenced_sent = 0, fenced_done = 0, unfenced_done = 0;
+  };
+
+  void section_body(section& s, const std::string& res, std::chrono::milliseconds hold_for, bool reenter,
+                    const data_sql& stmts, pending& p) {
+    const std::int64_t t_acquired = mono_ns();
+    held_.fetch_add(1);
+    p.fence = s.fence();
+    p.transactional = s.transactional();
+    std::int64_t u = -1, db_us = 0;
+    try {
+      const auto r = s.exec(stmts.read, {res});
+      u = std::stoll(r.rows.at(0).at(0).value_or("0"));
+      db_us = std::stoll(r.rows.at(0).at(1).value_or("0"));
+    } catch (const error&) {
+    }
+    h_.write('A', index_, t_acquired, res, p.fence, {std::to_string(db_us), std::to_string(u), std::to_string(p.called)});
+    if (reenter) {
+      try {
+        if (const auto inner = s.reenter()) h_.write('N', index_, mono_ns(), res, p.fence, {std::to_string(*inner)});
+      } catch (const error&) {
+        h_.write('N', index_, mono_ns(), res, p.fence, {"-3"});
+      }
+    }
+    std::this_thread::sleep_for(hold_for);
+    p.fenced_sent = mono_ns();
+    const char* fenced = "rej";
+    try {
+      const auto r = p.fence >= 0 ? s.exec(stmts.fenced_write, {res, p.fence}) : s.exec(stmts.plain_write, {res});
+      fenced = r.affected > 0 ? "ok" : "rej";
+    } catch (const connection_error&) {
+      fenced = "unk";  // includes outcome_unknown: the statement may have committed
+    } catch (const error&) {
+      fenced = "rej";
+    }
+    p.fenced_done = mono_ns();
+    p.fenced = true;
+    p.fenced_ok = std::string_view(fenced) == "ok";
+    if (!p.transactional) h_.write('F', index_, p.fenced_done, res, p.fence, {fenced, std::to_string(p.fenced_sent)});
+    if (u < 0) return;
+    const char* unfenced = "ok";
+    try {
+      if (s.exec(stmts.unfenced_write, {res, u + 1}).affected == 0) unfenced = "rej";
+    } catch (const connection_error&) {
+      unfenced = "unk";
+    } catch (const error&) {
+      unfenced = "rej";
+    }
+    p.unfenced_done = mono_ns();
+    p.unfenced = std::string_view(unfenced) == "ok";
+    if (!p.transactional) h_.write('U', index_, p.unfenced_done, res, p.fence, {unfenced});
+  }
+
+  const worker_args& a_;
+  const database& db_;
+  history_writer& h_;
+  std::atomic<int>& held_;
+  int index_;
+  std::mt19937_64 rng_;
+};
+
+}  // namespace
+
+int run_worker(const worker_args& a) {
+  history_writer h(a.history);
+  board b(a.board_path, false);
+  auto& held = b.held(a.slot);
+  held.store(0);
+  // The first connection may meet a server that the nemesis is restarting: keep trying.
+  std::optional<database> db;
+  while (!db) {
+    try {
+      database_options o;
+      o.pool_size = static_cast<std::size_t>(a.cfg.threads) + 2;
+      o.connect_timeout = std::chrono::seconds(2);
+      db.emplace(a.uri, o);
+    } catch (const connection_error&) {
+      if (mono_ns() > a.until_ns) return 0;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+  std::vector<std::thread> threads;
+  std::vector<std::unique_ptr<worker_thread>> workers;
+  for (int t = 0; t < a.cfg.threads; ++t) workers.push_back(std::make_unique<worker_thread>(a, *db, h, held, t));
+  for (auto& w : workers) threads.emplace_back([&w] { w->run(); });
+  for (auto& t : threads) t.join();
+  return 0;
+}
+
+}  // namespace sqllock::fault

@@ -1,0 +1,30 @@
+// A worker process: `threads` threads that, until a deadline, pick a random resource, lock it,
+// run the critical section and release, recording every step in the process's history file.
+//
+// The critical section: read u and the database clock; sometimes re-enter the lock and compare
+// fences; hold for a drawn time (a holder paused here goes stale); the fenced write (v + 1 only
+// while max_fence <= our fence); write u = read + 1 (the unfenced read-sleep-write whose lost updates expose overlaps). Lost-lock
+// signals are recorded but not obeyed: the section runs on, so the fence must do the rejecting.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "fault/config.hpp"
+
+namespace sqllock::fault {
+
+struct worker_args {
+  run_config cfg;
+  std::string uri;
+  std::filesystem::path history;
+  std::filesystem::path board_path;
+  int slot = 0;
+  std::int64_t until_ns = 0;  // CLOCK_MONOTONIC deadline
+};
+
+// Runs the worker; returns the process exit code.
+int run_worker(const worker_args& args);
+
+}  // namespace sqllock::fault
