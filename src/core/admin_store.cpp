@@ -84,7 +84,7 @@ result admin_store::run_direct(const std::string& sql) {
   }
 }
 
-reap_batch_result admin_store::reap_batch(std::size_t batch, std::chrono::milliseconds grace) {
+reap_batch_result admin_store::reap_batch(std::size_t batch, std::chrono::milliseconds grace, std::string& resume) {
   const auto limit = static_cast<std::int64_t>(batch);
   if (!sql_.reap_in_transaction) {
     const value params[] = {limit, std::int64_t{grace.count()}};
@@ -93,7 +93,7 @@ reap_batch_result admin_store::reap_batch(std::size_t batch, std::chrono::millis
   }
   if (!sql_.reap_isolation.empty()) run_direct(sql_.reap_isolation);
   transaction tx(conn_, sql_);
-  const value select_params[] = {limit, std::int64_t{grace.count()}};
+  const value select_params[] = {limit, std::int64_t{grace.count()}, resume.empty() ? sql_.reap_resume_start : resume};
   const auto picked = run(sql_.reap_select, select_params);
   reap_batch_result out{picked.rows.size(), 0};
   std::vector<value> params(sql_.reap_delete_keys + 1);
@@ -109,6 +109,7 @@ reap_batch_result admin_store::reap_batch(std::size_t batch, std::chrono::millis
     out.deleted += run(sql_.reap_delete, params).affected;
   }
   tx.commit();
+  if (!picked.rows.empty() && picked.rows.back().at(1)) resume = *picked.rows.back()[1];
   return out;
 }
 

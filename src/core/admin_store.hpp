@@ -27,8 +27,9 @@ class admin_store {
  public:
   admin_store(connection& conn, const admin_sql& sql) : conn_(conn), sql_(sql) {}
 
-  // Deletes at most `batch` rows whose lease ended `grace` ago, skipping locked rows.
-  reap_batch_result reap_batch(std::size_t batch, std::chrono::milliseconds grace);
+  // Deletes at most `batch` rows whose lease ended `grace` ago, skipping locked rows. `resume`
+  // carries where the pass's scan got to from one batch to the next (start a pass with it empty).
+  reap_batch_result reap_batch(std::size_t batch, std::chrono::milliseconds grace, std::string& resume);
 
   std::vector<lock_info> list_locks();
   std::optional<lock_info> find_lock(const std::string& resource);

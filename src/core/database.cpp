@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include "core/database_impl.hpp"
+#include "core/identity.hpp"
 #include "core/sql_text.hpp"
 #include "driver/open.hpp"
 #include "sqllock/error.hpp"
@@ -23,7 +24,7 @@ pooled_connection::~pooled_connection() {
 }
 
 database_impl::database_impl(connection_spec spec, database_options options)
-    : spec_(std::move(spec)), options_(std::move(options)), pid_(::getpid()) {
+    : spec_(std::move(spec)), options_(std::move(options)), pid_(process_id()) {
   validate_table_name(options_.table);
   if (options_.connect_timeout <= std::chrono::milliseconds::zero())
     throw invalid_argument("database_options::connect_timeout must be positive");
@@ -40,14 +41,14 @@ database_impl::~database_impl() {
 }
 
 void database_impl::forget_if_forked() noexcept {
-  if (::getpid() == pid_) return;
+  if (process_id() == pid_) return;
   for (auto& c : idle_) c->abandon();
   idle_.clear();
   // The parent's watchdog thread does not exist here, so the registry must not be destroyed
   // (that would join it): leave it to the process's end.
   (void)registry_.release();
   (void)wakeups_.release();
-  pid_ = ::getpid();
+  pid_ = process_id();
 }
 
 wakeup_hub& database_impl::wakeups() {
@@ -79,7 +80,7 @@ pooled_connection database_impl::borrow() {
 
 void database_impl::give_back(std::unique_ptr<connection> conn) noexcept {
   std::lock_guard lock(mu_);
-  if (::getpid() != pid_) {  // borrowed before a fork, returned in the child
+  if (process_id() != pid_) {  // borrowed before a fork, returned in the child
     conn->abandon();
     return;
   }

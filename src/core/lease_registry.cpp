@@ -51,6 +51,7 @@ std::uint64_t lease_registry::record_acquired(lease_slot& slot, const acquired& 
                                               bool auto_renew, steady::time_point sent) {
   std::vector<std::function<void()>> lost;
   std::uint64_t generation = 0;
+  bool wake = false;
   {
     std::lock_guard lock(mu_);
     if (slot.depth > 0 && (slot.fence != row.fence || slot.lost)) {
@@ -70,8 +71,10 @@ std::uint64_t lease_registry::record_acquired(lease_slot& slot, const acquired& 
     slot.deadline = sent + lease;
     generation = slot.generation;
     if (!thread_.joinable()) thread_ = std::jthread([this](std::stop_token st) { watchdog(st); });
+    const auto due = auto_renew ? std::min(slot.deadline, renew_due(slot)) : slot.deadline;
+    wake = due < scheduled_;
   }
-  changed_.notify_all();
+  if (wake) changed_.notify_all();
   run_callbacks(lost);
   return generation;
 }
@@ -195,11 +198,15 @@ void lease_registry::watchdog(std::stop_token stop) {
   while (!stop.stop_requested()) {
     const auto wake = next_wakeup();
     if (wake == steady::time_point::max()) {
+      scheduled_ = wake;
       changed_.wait(lock, stop, [&] { return next_wakeup() != steady::time_point::max(); });
+      scheduled_ = steady::time_point::min();
       continue;
     }
     if (steady::now() < wake) {
+      scheduled_ = wake;
       changed_.wait_until(lock, stop, wake, [&] { return next_wakeup() < wake; });
+      scheduled_ = steady::time_point::min();
       continue;
     }
     bool due = false;

@@ -104,6 +104,10 @@ class lease_registry {
   std::condition_variable_any changed_;
   std::map<key, std::shared_ptr<lease_slot>> slots_;
   steady::time_point retry_at_{};  // after a failed renewal, the earliest next attempt
+  // When the sleeping watchdog wakes next; min() while it is awake (it re-reads every slot before
+  // sleeping again). A new hold wakes it only when due earlier: waking it on every acquire would
+  // cost a thread switch per lock cycle.
+  steady::time_point scheduled_ = steady::time_point::min();
   std::jthread thread_;            // started with the first hold; last member: joins first
 };
 

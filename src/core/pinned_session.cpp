@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/identity.hpp"
 #include "dialect/session_lock_sql.hpp"
 #include "sqllock/error.hpp"
 
@@ -32,7 +33,7 @@ void run_callbacks(callbacks& cbs) noexcept {
 }
 
 pinned_session::pinned_session(std::string owner_key, pooled_connection c, std::chrono::milliseconds keepalive_period)
-    : owner(std::move(owner_key)), pid(::getpid()), conn(std::move(c)), keepalive(keepalive_period) {}
+    : owner(std::move(owner_key)), pid(process_id()), conn(std::move(c)), keepalive(keepalive_period) {}
 
 std::shared_ptr<session_registry> session_registry::of(const database& db) {
   // Leaked on purpose: lock objects with static storage may outlive any static map.
@@ -43,7 +44,7 @@ std::shared_ptr<session_registry> session_registry::of(const database& db) {
   for (auto it = all->begin(); it != all->end();) it = it->second.expired() ? all->erase(it) : std::next(it);
   auto& slot = (*all)[key];
   auto registry = slot.lock();
-  if (!registry || registry->pid_ != ::getpid()) {  // none yet, or the parent's after a fork
+  if (!registry || registry->pid_ != process_id()) {  // none yet, or the parent's after a fork
     registry = std::make_shared<session_registry>(db);
     slot = registry;
   }
@@ -51,11 +52,11 @@ std::shared_ptr<session_registry> session_registry::of(const database& db) {
 }
 
 session_registry::session_registry(const database& db)
-    : db_(db), impl_(database_access::impl(db)), pid_(::getpid()) {}
+    : db_(db), impl_(database_access::impl(db)), pid_(process_id()) {}
 
 session_registry::~session_registry() {
   if (!thread_) return;
-  if (::getpid() != pid_) {
+  if (process_id() != pid_) {
     (void)thread_.release();  // the parent's thread; it does not exist in this process
     return;
   }
@@ -106,7 +107,7 @@ void session_registry::pin_existing(pinned_session& s) {
 
 void session_registry::unpin(const std::shared_ptr<pinned_session>& s) noexcept {
   if (!s) return;
-  if (s->pid != ::getpid()) return;  // the parent's session: never touched in a forked child
+  if (s->pid != process_id()) return;  // the parent's session: never touched in a forked child
   std::unique_lock use(s->use);
   std::optional<pooled_connection> idle;
   {
@@ -131,8 +132,9 @@ void session_registry::add_holds(pinned_session& s, std::int64_t delta) {
     s.holds = std::max<std::int64_t>(0, s.holds + delta);
     if (!first) return;
     s.next_ping = steady::now() + s.keepalive;
-    ++changes_;
     if (!thread_) thread_ = std::make_unique<std::jthread>([this](std::stop_token st) { keepalive_loop(st); });
+    if (s.next_ping >= scheduled_) return;  // the thread wakes before this ping is due anyway
+    ++changes_;
   }
   changed_.notify_all();
 }
@@ -212,10 +214,12 @@ void session_registry::keepalive_loop(std::stop_token stop) {
       // Until the next ping is due, a session gets its first hold, or the registry closes.
       const auto seen = changes_;
       const auto changed = [&] { return changes_ != seen; };
+      scheduled_ = next;
       if (next == steady::time_point::max())
         changed_.wait(lock, stop, changed);
       else
         changed_.wait_until(lock, stop, next, changed);
+      scheduled_ = steady::time_point::min();
       continue;
     }
     lock.unlock();

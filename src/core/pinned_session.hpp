@@ -124,6 +124,10 @@ class session_registry : public std::enable_shared_from_this<session_registry> {
   mutable std::mutex mu_;
   std::condition_variable_any changed_;
   std::uint64_t changes_ = 0;  // counts first holds, so the keepalive rechecks its schedule
+  // When the sleeping keepalive thread wakes next; min() while it is awake (it re-reads every
+  // session before sleeping again). A first hold wakes it only when its ping is due earlier, so a
+  // lock/unlock loop does not cost a thread switch per cycle.
+  std::chrono::steady_clock::time_point scheduled_ = std::chrono::steady_clock::time_point::min();
   std::map<std::string, std::shared_ptr<pinned_session>> sessions_;  // live sessions by owner
   std::uint64_t next_private_ = 0;
   // Started with the first hold. A pointer so that a forked child can leak it: the thread does not

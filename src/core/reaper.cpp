@@ -19,13 +19,14 @@ std::uint64_t reap(const database& db, const reap_options& options) {
   auto& impl = detail::database_access::impl(db);
   const auto sql = detail::make_admin_sql(impl.dialect(), db.table());
   std::uint64_t total = 0;
+  std::string resume;  // where the last batch's scan ended
   while (!options.stop.stop_requested()) {
     detail::reap_batch_result batch;
     {
       // One connection per batch: between batches it goes back to the pool, and a connection
       // that broke is replaced before the next one.
       auto conn = impl.borrow();
-      batch = detail::admin_store(*conn, *sql).reap_batch(options.batch_size, options.grace);
+      batch = detail::admin_store(*conn, *sql).reap_batch(options.batch_size, options.grace, resume);
     }
     total += batch.deleted;
     // A short batch means the scan ran out of unlocked expired rows: the pass is done. Rows

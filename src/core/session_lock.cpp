@@ -44,7 +44,7 @@ session_lock::~session_lock() {
   {
     std::lock_guard lock(mu_);
     for (auto it = mine_.begin(); it != mine_.end();) {
-      if (it->second.session->pid != ::getpid()) {  // the parent's: nothing to release here
+      if (it->second.session->pid != process_id()) {  // the parent's: nothing to release here
         it = mine_.erase(it);
         continue;
       }
@@ -67,12 +67,12 @@ session_lock::~session_lock() {
 
 std::string session_lock::owner_token() const {
   if (!options_.owner.empty()) return "k:" + options_.owner;
-  return "t:" + std::to_string(current_thread_id());
+  return "t:" + current_thread_text();
 }
 
 std::shared_ptr<session_registry> session_lock::registry() {
   std::lock_guard lock(mu_);
-  if (!registry_ || registry_->pid() != ::getpid()) registry_ = session_registry::of(db_);
+  if (!registry_ || registry_->pid() != process_id()) registry_ = session_registry::of(db_);
   return registry_;
 }
 
@@ -153,10 +153,10 @@ void session_lock::release_as(const std::string& owner, lock_mode mode, bool clo
   {
     std::lock_guard lock(mu_);
     auto it = mine_.find(owner);
-    if (it == mine_.end() || it->second.count[index(mode)] == 0) throw not_held(not_held_message(mode));
+    if (it == mine_.end() || it->second.count[index(mode)] == 0) throw not_held(not_held_message(owner, mode));
     s = it->second.session;
     reg = registry_;
-    if (s->pid != ::getpid()) {
+    if (s->pid != process_id()) {
       mine_.erase(it);
       throw not_held(protocol_->description() + " was taken by the parent process; a forked child holds none "
                      "of its parent's session locks");
@@ -217,7 +217,7 @@ bool session_lock::holds(lock_mode mode) const noexcept {
     auto it = mine_.find(owner_token());
     if (it == mine_.end() || it->second.count[index(mode)] == 0) return false;
     const auto& s = *it->second.session;
-    return s.pid == ::getpid() && registry_ && !registry_->view(s).lost;
+    return s.pid == process_id() && registry_ && !registry_->view(s).lost;
   } catch (...) {
     return false;
   }
@@ -241,8 +241,11 @@ std::stop_token session_lock::lost_token() const {
   return registry_->view(*it->second.session).stop;
 }
 
-std::string session_lock::not_held_message(lock_mode mode) const {  // requires mu_
+std::string session_lock::not_held_message(const std::string& owner, lock_mode mode) const {  // requires mu_
   std::string what = std::string(mode_name(mode)) + protocol_->description();
+  if (mine_.count(owner))  // the owner holds levels, of the other mode only
+    return what + " is not held by the caller, which holds it in " +
+           (mode == lock_mode::shared ? "exclusive" : "shared") + " mode only: release that mode instead";
   if (options_.owner.empty() && !mine_.empty())
     return what + " is not held by the calling thread (another thread of this object holds it); unlock it "
                   "from the thread that locked it, or set session_lock_options::owner";

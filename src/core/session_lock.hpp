@@ -85,7 +85,8 @@ class session_lock {
   void release_as(const std::string& owner, lock_mode mode, bool closing);
   // Forgets one level of `owner` if it is recorded on session `s` (after a release, or when lost).
   void drop_one(session_registry& registry, const std::string& owner, const pinned_session& s, lock_mode mode);
-  std::string not_held_message(lock_mode mode) const;
+  // Why `owner` cannot release a level of `mode` (the message of not_held). Requires mu_.
+  std::string not_held_message(const std::string& owner, lock_mode mode) const;
   static int index(lock_mode m) noexcept { return static_cast<int>(m); }
 
   const database db_;

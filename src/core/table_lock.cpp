@@ -182,7 +182,7 @@ class table_lock_state {
   std::string current_owner() const {
     const auto& session = impl_.registry().session();
     if (!options_.owner.empty()) return session + "/k:" + options_.owner;
-    return session + "/t:" + std::to_string(current_thread_id());
+    return session + "/t:" + current_thread_text();
   }
 
   // Gives up the owner's hold locally after a failed release: renewal stops, and the watchdog

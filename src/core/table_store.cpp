@@ -9,18 +9,26 @@
 namespace sqllock::detail {
 
 result table_store::run(const std::string& sql, std::span<const value> params) {
-  try {
-    return conn_.exec(sql, params);
-  } catch (const outcome_unknown&) {
-    throw;
-  } catch (const connection_error& e) {
-    throw outcome_unknown(std::string(e.what()) +
-                          " (the connection broke while a lock statement ran; whether it took effect is "
-                          "unknown: a lease it created expires on its own)");
-  } catch (const backend_error& e) {
-    if (classify(sql_.kind, e) == error_kind::undefined_table)
-      throw schema_error(std::string(e.what()) + " (the lock table is missing: run `sqllock migrate`)");
-    throw;
+  // InnoDB can pick a release's DELETE as the victim of a deadlock with waiters' upserts of the
+  // same key (their gap locks). Every statement here runs alone in autocommit, and a victim's
+  // statement is rolled back whole, so running it again is safe; giving up would leave a lock its
+  // owner tried to release held and renewed.
+  constexpr int kDeadlockAttempts = 4;
+  for (int attempt = 1;; ++attempt) {
+    try {
+      return conn_.exec(sql, params);
+    } catch (const outcome_unknown&) {
+      throw;
+    } catch (const connection_error& e) {
+      throw outcome_unknown(std::string(e.what()) +
+                            " (the connection broke while a lock statement ran; whether it took effect is "
+                            "unknown: a lease it created expires on its own)");
+    } catch (const backend_error& e) {
+      const auto kind = classify(sql_.kind, e);
+      if (kind == error_kind::undefined_table)
+        throw schema_error(std::string(e.what()) + " (the lock table is missing: run `sqllock migrate`)");
+      if (kind != error_kind::deadlock || attempt == kDeadlockAttempts) throw;
+    }
   }
 }
 
@@ -29,8 +37,8 @@ std::optional<acquired> table_store::acquire(const acquire_request& r) {
                           r.owner,
                           r.session,
                           host_name(),
-                          std::int64_t{::getpid()},
-                          std::to_string(current_thread_id()),
+                          std::int64_t{process_id()},
+                          current_thread_text(),
                           std::int64_t{r.lease.count()},
                           std::int64_t{r.auto_renew ? 1 : 0}};
   const auto res = run(sql_.acquire, params);

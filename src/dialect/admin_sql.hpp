@@ -26,14 +26,17 @@ struct admin_sql {
   // One statement (PostgreSQL, SQLite): reap_batch ($1 batch, $2 grace ms) → one row per deleted
   // row (rows work with every driver; libpq reports no affected count for WITH … DELETE).
   // Otherwise (MySQL, reap_in_transaction): reap_isolation and begin, then reap_select ($1 batch,
-  // $2 grace ms) locks and returns the candidates' resources, reap_delete ($1 grace ms, then
+  // $2 grace ms, $3 the expires_at text to resume from) locks and returns the candidates'
+  // resources and expires_at texts in expires_at order, reap_delete ($1 grace ms, then
   // reap_delete_keys resources, NULL-padded) deletes them in chunks, then commit.
+  // reap_resume_start is the $3 of a pass's first batch (before every stored time).
   bool reap_in_transaction = false;
   std::string reap_batch;
   std::string reap_isolation;  // exec_direct before `begin`; empty when not needed
   std::string reap_select;
   std::string reap_delete;
   std::size_t reap_delete_keys = 0;
+  std::string reap_resume_start;
 
   // ---- status
   std::string list_locks;  // → every lock row, kLockColumns each, ordered by resource
