@@ -1,0 +1,135 @@
+// The raw MariaDB baseline: sqllock's statements, prepared once per connection and executed with
+// MySQL Connector/C++ directly. Named raw.<kind>.mariadb.cycle_t<threads>.
+#ifdef SQLLOCK_HAVE_MYSQL
+#include "core/uri.hpp"
+#include "driver/mysql/cppconn.hpp"
+#include "support/databases.hpp"
+#include "support/harness.hpp"
+#include "support/raw_sql.hpp"
+
+namespace sqllock::bench {
+namespace {
+
+using d = dialect_kind;
+
+// One prepared statement and the native order of its parameters.
+struct prepared {
+  std::unique_ptr<sql::PreparedStatement> st;
+  detail::native_statement native;
+  void bind(const std::vector<detail::value>& params) {
+    const auto values = in_native_order(native, params);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const auto slot = static_cast<unsigned int>(i + 1);
+      if (std::holds_alternative<std::int64_t>(values[i]))
+        st->setInt64(slot, std::get<std::int64_t>(values[i]));
+      else
+        st->setString(slot, std::get<std::string>(values[i]));
+    }
+  }
+  int update(const std::vector<detail::value>& params) {
+    bind(params);
+    return st->executeUpdate();
+  }
+  std::unique_ptr<sql::ResultSet> query(const std::vector<detail::value>& params) {
+    bind(params);
+    return std::unique_ptr<sql::ResultSet>(st->executeQuery());
+  }
+};
+
+// One thread's connection, set up as sqllock sets up its own (utf8mb4, UTC, no reconnect).
+struct my_client {
+  std::unique_ptr<sql::Connection> conn;
+  std::unique_ptr<sql::Statement> direct;
+  explicit my_client(const detail::connection_spec& spec) {
+    sql::ConnectOptionsMap options;
+    options["hostName"] = sql::SQLString("tcp://" + spec.host + ":" + std::to_string(spec.port.value_or(3306)));
+    options["userName"] = sql::SQLString(spec.user);
+    options["password"] = sql::SQLString(spec.password);
+    options["schema"] = sql::SQLString(spec.database);
+    options["OPT_RECONNECT"] = false;
+    options["CLIENT_FOUND_ROWS"] = false;
+    options["OPT_CHARSET_NAME"] = sql::SQLString("utf8mb4");
+    conn.reset(sql::mysql::get_mysql_driver_instance()->connect(options));
+    direct.reset(conn->createStatement());
+    direct->execute("SET SESSION time_zone = '+00:00'");
+  }
+  prepared prepare(const std::string& dollar_sql) {
+    auto native = detail::rewrite_placeholders(dollar_sql, detail::placeholder_style::question);
+    prepared p{std::unique_ptr<sql::PreparedStatement>(conn->prepareStatement(native.sql)), std::move(native)};
+    return p;
+  }
+};
+
+// Per thread: a client and its prepared statements, in the order the cycle uses them.
+struct thread_state {
+  std::unique_ptr<my_client> client;
+  std::vector<prepared> st;
+};
+
+std::vector<thread_state> connect(int threads, const std::vector<std::string>& statements) {
+  const auto uri = target_uri(d::mysql);
+  if (!uri) throw std::runtime_error("no MariaDB server configured (SQLLOCK_TEST_MYSQL_URI)");
+  open_target(d::mysql);  // the lock table exists
+  const auto spec = detail::parse_uri(*uri);
+  std::vector<thread_state> out(static_cast<std::size_t>(threads));
+  for (auto& ts : out) {
+    ts.client = std::make_unique<my_client>(spec);
+    for (const auto& s : statements) ts.st.push_back(ts.client->prepare(s));
+  }
+  return out;
+}
+
+void table_cycles(benchmark::State& state, int threads) {
+  const auto& sql = table_sql(d::mysql);
+  auto ts = connect(threads, {sql.acquire, sql.acquire_readback, sql.release_delete});
+  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+    auto& st = ts[static_cast<std::size_t>(t)].st;
+    const std::string resource = "raw-cycle-" + std::to_string(t);
+    const std::string owner = owner_of(t);
+    if (st[0].update(acquire_params(resource, t)) == 0) throw std::runtime_error("raw acquire refused");
+    const auto back = st[1].query({resource, owner});
+    if (!back->next()) throw std::runtime_error("raw read-back found no row");
+    st[2].update({resource, owner, static_cast<std::int64_t>(back->getInt64(2))});
+  }));
+}
+
+void named_cycles(benchmark::State& state, int threads) {
+  const auto& sql = detail::named_lock_statements(d::mysql);
+  auto ts = connect(threads, {sql.get_lock, sql.release_lock});
+  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+    auto& st = ts[static_cast<std::size_t>(t)].st;
+    // As long as sqllock's names: 'sqllock:' + 56 hex digits.
+    const std::string name = "sqllock:raw-cycle-" + std::string(46 - std::to_string(t).size(), '0') + std::to_string(t);
+    const auto got = st[0].query({name, std::string("0")});
+    if (!got->next() || got->getInt(1) != 1) throw std::runtime_error("raw GET_LOCK refused");
+    st[1].query({name});
+  }));
+}
+
+void row_cycles(benchmark::State& state, int threads) {
+  const auto& sql = row_sql(d::mysql);
+  auto ts = connect(threads, {sql.probe, sql.lock, sql.ensure});
+  for (std::size_t t = 0; t < ts.size(); ++t) ts[t].st[2].update({"raw-cycle-" + std::to_string(t)});
+  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+    auto& s = ts[static_cast<std::size_t>(t)];
+    const std::vector<detail::value> key{"raw-cycle-" + std::to_string(t)};
+    s.client->direct->execute("START TRANSACTION");
+    s.st[0].query(key);
+    if (!s.st[1].query(key)->next()) throw std::runtime_error("raw row lock found no row");
+    s.client->direct->execute("COMMIT");
+  }));
+}
+
+[[maybe_unused]] const bool registered = [] {
+  for (const int threads : {1, 8}) {
+    const std::string suffix = ".mariadb.cycle_t" + std::to_string(threads);
+    add_case("raw.table" + suffix, [threads](benchmark::State& s) { table_cycles(s, threads); });
+    add_case("raw.named" + suffix, [threads](benchmark::State& s) { named_cycles(s, threads); });
+    add_case("raw.row" + suffix, [threads](benchmark::State& s) { row_cycles(s, threads); });
+  }
+  return true;
+}();
+
+}  // namespace
+}  // namespace sqllock::bench
+#endif

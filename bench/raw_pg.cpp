@@ -1,0 +1,109 @@
+// The raw PostgreSQL baseline: sqllock's statements, prepared once per connection and executed
+// with libpqxx directly — what a hand-written client of the same library would send.
+// Named raw.<kind>.pg.cycle_t<threads>.
+#ifdef SQLLOCK_HAVE_PQXX
+#include <pqxx/pqxx>
+
+#include "sqllock/advisory_lock.hpp"
+#include "support/databases.hpp"
+#include "support/harness.hpp"
+#include "support/raw_sql.hpp"
+
+namespace sqllock::bench {
+namespace {
+
+using d = dialect_kind;
+
+std::vector<std::string> texts(const std::vector<detail::value>& params) {
+  std::vector<std::string> out;
+  for (const auto& v : params)
+    out.push_back(std::holds_alternative<std::int64_t>(v) ? std::to_string(std::get<std::int64_t>(v))
+                                                          : std::get<std::string>(v));
+  return out;
+}
+
+// One thread's connection with the statements of one lock kind prepared.
+struct pg_client {
+  pqxx::connection conn;
+  explicit pg_client(const std::string& uri) : conn(uri) {}
+  pqxx::result run(pqxx::transaction_base& tx, const std::string& name, const std::vector<detail::value>& params) {
+    return tx.exec_prepared(name, pqxx::prepare::make_dynamic_params(texts(params)));
+  }
+};
+
+std::vector<std::unique_ptr<pg_client>> connect(int threads) {
+  const auto uri = target_uri(d::postgresql);
+  if (!uri) throw std::runtime_error("no PostgreSQL server configured (SQLLOCK_TEST_PG_URI)");
+  open_target(d::postgresql);  // the lock table exists
+  std::vector<std::unique_ptr<pg_client>> out;
+  for (int t = 0; t < threads; ++t) out.push_back(std::make_unique<pg_client>(*uri));
+  return out;
+}
+
+void table_cycles(benchmark::State& state, int threads) {
+  auto clients = connect(threads);
+  const auto& sql = table_sql(d::postgresql);
+  for (auto& c : clients) {
+    c->conn.prepare("acquire", sql.acquire);
+    c->conn.prepare("release", sql.release_delete);
+  }
+  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+    auto& c = *clients[static_cast<std::size_t>(t)];
+    const std::string resource = "raw-cycle-" + std::to_string(t);
+    pqxx::nontransaction tx(c.conn);
+    const auto r = c.run(tx, "acquire", acquire_params(resource, t));
+    if (r.empty()) throw std::runtime_error("raw acquire refused");
+    c.run(tx, "release", {resource, owner_of(t), r[0][1].as<std::int64_t>(), sql.wakeup_channel});
+  }));
+}
+
+void advisory_cycles(benchmark::State& state, int threads) {
+  auto clients = connect(threads);
+  const auto& sql = detail::advisory_statements(d::postgresql);
+  for (auto& c : clients) {
+    c->conn.prepare("try_lock", sql.try_lock[0][0]);
+    c->conn.prepare("unlock", sql.unlock[0][0]);
+  }
+  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+    auto& c = *clients[static_cast<std::size_t>(t)];
+    const std::int64_t key = advisory_key::from_name("raw-cycle-" + std::to_string(t)).value();
+    pqxx::nontransaction tx(c.conn);
+    if (!c.run(tx, "try_lock", {key})[0][0].as<bool>()) throw std::runtime_error("raw advisory lock refused");
+    c.run(tx, "unlock", {key});
+  }));
+}
+
+void row_cycles(benchmark::State& state, int threads) {
+  auto clients = connect(threads);
+  const auto& sql = row_sql(d::postgresql);
+  for (std::size_t t = 0; t < clients.size(); ++t) {
+    auto& c = *clients[t];
+    c.conn.prepare("probe", sql.probe);
+    c.conn.prepare("lock", sql.lock);
+    c.conn.prepare("ensure", sql.ensure);
+    pqxx::nontransaction tx(c.conn);
+    c.run(tx, "ensure", {"raw-cycle-" + std::to_string(t)});
+  }
+  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+    auto& c = *clients[static_cast<std::size_t>(t)];
+    const std::vector<detail::value> key{"raw-cycle-" + std::to_string(t)};
+    pqxx::work tx(c.conn);  // BEGIN … COMMIT
+    c.run(tx, "probe", key);
+    if (c.run(tx, "lock", key).empty()) throw std::runtime_error("raw row lock found no row");
+    tx.commit();
+  }));
+}
+
+[[maybe_unused]] const bool registered = [] {
+  for (const int threads : {1, 8}) {
+    const std::string suffix = ".pg.cycle_t" + std::to_string(threads);
+    add_case("raw.table" + suffix, [threads](benchmark::State& s) { table_cycles(s, threads); });
+    add_case("raw.advisory" + suffix, [threads](benchmark::State& s) { advisory_cycles(s, threads); });
+    add_case("raw.row" + suffix, [threads](benchmark::State& s) { row_cycles(s, threads); });
+  }
+  return true;
+}();
+
+}  // namespace
+}  // namespace sqllock::bench
+#endif

@@ -1,0 +1,48 @@
+#include "support/raw_sql.hpp"
+
+#include <unistd.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "core/identity.hpp"
+
+namespace sqllock::bench {
+
+const detail::dialect_sql& table_sql(dialect_kind kind) {
+  static std::mutex mu;
+  static std::map<dialect_kind, std::shared_ptr<const detail::dialect_sql>> cache;
+  std::lock_guard lock(mu);
+  auto& slot = cache[kind];
+  if (!slot) slot = detail::make_dialect_sql(kind, kCycleTable);
+  return *slot;
+}
+
+const detail::row_lock_sql& row_sql(dialect_kind kind) { return *detail::row_lock_statements(kind, kCycleTable); }
+
+std::string owner_of(int thread) {
+  static const std::string session = detail::random_token();
+  return session + "/t:" + std::to_string(1000 + thread);
+}
+
+std::vector<detail::value> acquire_params(const std::string& resource, int thread) {
+  static const std::string session = detail::random_token();
+  return {resource,
+          owner_of(thread),
+          session,
+          detail::host_name(),
+          std::int64_t{::getpid()},
+          std::to_string(1000 + thread),
+          std::int64_t{30000},
+          std::int64_t{1}};
+}
+
+std::vector<detail::value> in_native_order(const detail::native_statement& s, const std::vector<detail::value>& params) {
+  std::vector<detail::value> out;
+  out.reserve(s.order.size());
+  for (const auto i : s.order) out.push_back(params.at(i));
+  return out;
+}
+
+}  // namespace sqllock::bench

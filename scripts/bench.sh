@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# Runs every benchmark in one go and writes docs/benchmarks.md (and docs/bench-*.png).
+#
+#   scripts/bench.sh            the full run (about 20 minutes on 2 cores)
+#   scripts/bench.sh --quick    a smoke run of a few minutes: 1 s phases, at most 100k rows
+#   scripts/bench.sh --no-install   skip scripts/install-deps.sh --bench
+#
+# In one run, on private servers it starts and removes (scripts/test-servers.sh, plus a
+# redis-server on a free loopback port): sqllock's benchmarks (bench/, Release build in
+# build/bench-release), the same SQL run raw in the same process, the same SQL through pgbench
+# -M prepared and the mariadb client, the npm package advisory-lock, Redis SET NX PX, and a
+# callgrind profile of one table-lock cycle. Raw results stay in the work directory it prints.
+# Numbers from different runs (or machines) are not comparable: compare inside one report only.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+quick=0
+install=1
+for arg in "$@"; do
+  case "$arg" in
+    --quick) quick=1 ;;
+    --no-install) install=0 ;;
+    -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
+    *) echo "bench.sh: unknown argument '$arg'" >&2; exit 2 ;;
+  esac
+done
+say() { echo "bench.sh: $*" >&2; }
+
+if ((quick)); then
+  seconds=1 max_rows=100000 mysql_cycles=(800 150)
+else
+  seconds=2 max_rows=1000000 mysql_cycles=(3000 600)
+fi
+
+((install)) && "$root/scripts/install-deps.sh" --bench
+
+build=${SQLLOCK_BENCH_BUILD_DIR:-$root/build/bench-release}
+say "building (Release) in $build"
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSQLLOCK_BUILD_TESTS=OFF -DSQLLOCK_BUILD_TOOLS=OFF \
+  -DSQLLOCK_BUILD_BENCH=ON >/dev/null
+cmake --build "$build" -j2 --target sqllock_bench sqllock_bench_sql >/dev/null
+bench=$build/bench/sqllock_bench
+
+work=$(mktemp -d /tmp/sqllock-bench.XXXXXX)
+chmod 755 "$work"
+redis_pid=
+cleanup() {
+  [[ -n "$redis_pid" ]] && kill "$redis_pid" 2>/dev/null || true
+  "$root/scripts/test-servers.sh" stop "$work/servers" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+say "work directory: $work"
+
+# ---- servers
+unset SQLLOCK_TEST_PG_URI SQLLOCK_TEST_MYSQL_URI
+"$root/scripts/test-servers.sh" start "$work/servers" >&2
+set -a
+. "$work/servers/env"
+set +a
+export SQLLOCK_TEST_REQUIRE_SERVERS=1
+pgbin=$SQLLOCK_TEST_PG_BIN
+# pg_stat_statements counts the renewal statements; it must be loaded at server start.
+"$pgbin/psql" -qX "$SQLLOCK_TEST_PG_URI" -c "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'"
+"$root/scripts/test-servers.sh" restart-pg "$work/servers" >&2
+
+free_port() {
+  local p
+  while :; do
+    p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+    ! grep -qi ":$(printf '%04X' "$p") " /proc/net/tcp /proc/net/tcp6 2>/dev/null && break
+  done
+  echo "$p"
+}
+redis_port=$(free_port)
+mkdir "$work/redis"
+redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work/redis" \
+  --daemonize yes --pidfile "$work/redis/redis.pid" --logfile "$work/redis/redis.log"
+for _ in $(seq 100); do [[ -s "$work/redis/redis.pid" ]] && break; sleep 0.05; done
+redis_pid=$(cat "$work/redis/redis.pid")
+until redis-cli -p "$redis_port" ping >/dev/null 2>&1; do sleep 0.05; done
+export SQLLOCK_BENCH_REDIS=127.0.0.1:$redis_port
+
+say "installing the npm advisory-lock peer into $work/npm"
+mkdir "$work/npm"
+(cd "$work/npm" && npm install --silent --no-audit --no-fund advisory-lock pg >/dev/null)
+peer_version=$(node -p "require('$work/npm/node_modules/advisory-lock/package.json').version")
+
+# ---- sqllock, raw SQL in the same process, Redis
+export SQLLOCK_BENCH_SECONDS=$seconds SQLLOCK_BENCH_MAX_ROWS=$max_rows
+say "sqllock_bench (every case but the cycles and memory)"
+"$bench" --benchmark_filter='-memory|cycle_t' --benchmark_out="$work/bench.json" --benchmark_out_format=json >&2
+# sqllock and its raw twin alternate, twice each, so a change in the machine's load between them
+# hits both; the report takes the better of the two runs of each.
+mkdir "$work/cycles"
+for pair in table.pg table.mariadb table.sqlite advisory.pg named.mariadb row.pg row.mariadb; do
+  for t in 1 8; do
+    for round in 1 2; do
+      for impl in raw sqllock; do
+        "$bench" --benchmark_filter="^$impl\.$pair\.cycle_t$t/" \
+          --benchmark_out="$work/cycles/$impl.$pair.t$t.$round.json" --benchmark_out_format=json >&2
+      done
+    done
+  done
+done
+for round in 1 2; do
+  "$bench" --benchmark_filter='^peer\.redis' --benchmark_out="$work/cycles/redis.$round.json" \
+    --benchmark_out_format=json >&2
+done
+# Memory cases each in a fresh process, so no freed memory of another case hides growth.
+for c in table.pg table.mariadb table.sqlite advisory.pg named.mariadb; do
+  "$bench" --benchmark_filter="^sqllock\.$c\.memory" --benchmark_out="$work/memory-$c.json" \
+    --benchmark_out_format=json >&2
+done
+
+# ---- the same SQL through pgbench and the mariadb client
+for i in 0 1; do
+  mkdir -p "$work/sql$i"
+  "$build/bench/sqllock_bench_sql" "$work/sql$i" "${mysql_cycles[$i]}"
+done
+pg_defines=(-D owner=pgbench-owner -D session=pgbench-session -D host="$(hostname)" -D pid=$$ -D thread=1
+  -D lease=30000 -D renew=1 -D channel="$(cat "$work/sql0/pg_channel")")
+"$pgbin/pgbench" -n -M prepared -f "$work/sql0/pg_setup.sql" -c 8 -j 8 -t 1 "$SQLLOCK_TEST_PG_URI" >/dev/null 2>&1
+mkdir "$work/pgbench"
+for kind in table advisory row; do
+  for c in 1 8; do
+    say "pgbench $kind, $c clients"
+    (cd "$work/pgbench" && "$pgbin/pgbench" -n -M prepared -f "$work/sql0/pg_$kind.sql" -c "$c" -j "$c" \
+      -T "$seconds" -l --log-prefix="$kind-$c" "${pg_defines[@]}" "$SQLLOCK_TEST_PG_URI" >"$kind-$c.out" 2>&1)
+  done
+done
+
+mkdir "$work/mariadb"
+my=(mariadb --no-defaults -h 127.0.0.1 -P "$SQLLOCK_TEST_MY_PORT" -u "$SQLLOCK_TEST_MY_USER"
+  "-p$SQLLOCK_TEST_MY_PASSWORD" sqllock_test)
+for kind in table named row; do
+  for i in 0 1; do
+    c=$((i == 0 ? 1 : 8))
+    say "mariadb client $kind, $c clients"
+    start=$(date +%s%N)
+    for ((k = 0; k < c; k++)); do
+      { printf "SET @r='myc-%d', @owner='mariadb-owner-%d', @session='mariadb-session', @host='%s', @pid=%d," \
+          "$k" "$k" "$(hostname)" $$
+        printf " @thread='%d', @lease=30000, @renew=1, @name='sqllock:myc-%052d', @zero='0';\n" "$k" "$k"
+        cat "$work/sql$i/my_$kind.sql"; } | "${my[@]}" >/dev/null &
+    done
+    wait
+    end=$(date +%s%N)
+    echo "$kind $c $((c * mysql_cycles[i])) $(((end - start) / 1000))" >>"$work/mariadb/results.txt"
+  done
+done
+
+say "npm advisory-lock $peer_version"
+for c in 1 8; do
+  NODE_PATH="$work/npm/node_modules" node "$root/bench/peer/advisory_lock_peer.js" "$SQLLOCK_TEST_PG_URI" \
+    "$seconds" "$c" >"$work/npm-$c.json"
+done
+
+# ---- where the client's time goes in one cycle
+say "callgrind: sqllock.table.pg.cycle_t1"
+# Only the cycles themselves are counted (--toggle-collect), not start-up or background threads.
+SQLLOCK_BENCH_SECONDS=2 valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.out" \
+  --toggle-collect='*lockable_locker*run_locked*' \
+  "$bench" --benchmark_filter='^sqllock\.table\.pg\.cycle_t1' --benchmark_out="$work/callgrind.json" \
+  --benchmark_out_format=json >/dev/null 2>"$work/callgrind.log"
+callgrind_annotate --inclusive=no --threshold=100 "$work/callgrind.out" >"$work/callgrind-self.txt"
+callgrind_annotate --inclusive=yes --threshold=99 "$work/callgrind.out" >"$work/callgrind-inclusive.txt"
+
+# ---- the report
+/usr/bin/python3 "$root/bench/report.py" --work "$work" --out "$root/docs/benchmarks.md" --plots "$root/docs" \
+  --quick "$quick" --seconds "$seconds" --peer-version "$peer_version"
+say "wrote docs/benchmarks.md (raw results in $work)"
