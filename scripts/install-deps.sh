@@ -2,9 +2,11 @@
 # Installs what sqllock needs on Debian 12 (bookworm), as root. Idempotent: packages that are
 # already installed are left alone, and apt is not touched at all when nothing is missing.
 #
-#   scripts/install-deps.sh              build tools + client libraries + test servers
+#   scripts/install-deps.sh              build tools + client libraries + test servers + clang (fuzzing)
 #   scripts/install-deps.sh --no-servers build tools + client libraries only (enough for the demo)
 #   scripts/install-deps.sh --check      print what is missing; exit 1 if anything is
+#   scripts/install-deps.sh --bench      also what scripts/bench.sh needs (Redis, Node.js and npm,
+#                                        valgrind, matplotlib)
 #
 # SQLLOCK_DEPS_SERVERS=0 in the environment is the same as --no-servers.
 # The servers are installed but never started here: scripts/test-servers.sh runs private
@@ -13,11 +15,13 @@ set -euo pipefail
 
 with_servers=${SQLLOCK_DEPS_SERVERS:-1}
 check_only=0
+with_bench=0
 for arg in "$@"; do
   case "$arg" in
     --no-servers) with_servers=0 ;;
     --check) check_only=1 ;;
-    -h | --help) sed -n '2,11p' "$0"; exit 0 ;;
+    --bench) with_bench=1 ;;
+    -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "install-deps.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done
@@ -37,6 +41,16 @@ if [[ "$with_servers" != 0 ]]; then
   # Servers for the tests (postgresql-15 brings initdb/pg_ctl/psql under
   # /usr/lib/postgresql/15/bin) and python3-yaml, which validates docker-compose.yml.
   packages+=(postgresql-15 mariadb-server mariadb-client python3-yaml)
+  # The fuzz targets the test command runs (fuzz/, scripts/fuzz.sh) need clang and its libFuzzer
+  # runtime (libclang_rt.fuzzer), which Debian ships in libclang-rt-14-dev.
+  packages+=(clang-14 libclang-rt-14-dev)
+fi
+if ((with_bench)); then
+  # scripts/bench.sh: the Redis peer, valgrind for the callgrind profile, matplotlib for the plots.
+  # Node.js and npm (the npm advisory-lock peer) only when no npm is on PATH: a Node.js installed
+  # from elsewhere already brings its own npm, and Debian's npm package would conflict with it.
+  packages+=(redis-server valgrind python3-matplotlib)
+  command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 fi
 
 # Prints the packages of "$@" that are not installed (one dpkg-query call for all of them).

@@ -6,6 +6,7 @@
 #      PostgreSQL and MariaDB servers, and tests needing a missing server fail (not skip)
 #   3. the same with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/
 #      (SQLLOCK_ASAN_BUILD_DIR; SQLLOCK_TEST_ASAN=0 leaves this out for a quicker local run)
+#   4. scripts/fuzz.sh: each libFuzzer target of fuzz/ for 20 s (SQLLOCK_TEST_FUZZ=0 leaves it out)
 # Both ctest runs include consumer.find_package (installs the build and compiles tests/consumer
 # against it) and compose.config (checks docker-compose.yml). CTEST_PARALLEL_LEVEL=N (default 3)
 # sets how many tests run at once. Exits non-zero when any step fails; the last line sums up all tests run.
@@ -75,8 +76,25 @@ if [[ "${SQLLOCK_TEST_ASAN:-1}" != 0 ]]; then
     LSAN_OPTIONS=suppressions=$(pwd -P)/scripts/lsan.supp:print_suppressions=0
     export LSAN_OPTIONS
   fi
-  suite sanitizers "$asan_build" -DSQLLOCK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+  # The fault runs (tests/fault) are shorter here: the sanitizers check the same code paths, and
+  # the full-length runs already ran in the default build. The benchmarks are left out (their
+  # smoke test ran in the default build).
+  SQLLOCK_FAULT_SECONDS=${SQLLOCK_ASAN_FAULT_SECONDS:-20} \
+    suite sanitizers "$asan_build" -DSQLLOCK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DSQLLOCK_BUILD_BENCH=OFF
   unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
+fi
+
+# ---- fuzzing (issue 7): the libFuzzer targets of fuzz/ briefly (scripts/fuzz.sh: 3 targets ×
+# SQLLOCK_FUZZ_SECONDS, default 20 s; SQLLOCK_TEST_FUZZ=0 leaves this out).
+if [[ "${SQLLOCK_TEST_FUZZ:-1}" != 0 ]]; then
+  step "fuzz: scripts/fuzz.sh"
+  t0=$SECONDS
+  if ./scripts/fuzz.sh; then
+    passed=$((passed + 1))
+  else
+    failures+=("fuzz"); failed=$((failed + 1))
+  fi
+  times+=("fuzz: $((SECONDS - t0)) s")
 fi
 
 step "summary"
