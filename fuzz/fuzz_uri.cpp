@@ -78,8 +78,10 @@ void check_accepted(const connection_spec& spec, std::string_view uri) {
     if (has_nul(spec.path)) fail("NUL in the SQLite path", uri);
     return;
   }
-  if (spec.driver == driver_kind::pqxx && spec.dialect != dialect_kind::postgresql) fail("pqxx for non-PostgreSQL", uri);
-  if (spec.driver == driver_kind::mysql && spec.dialect != dialect_kind::mysql) fail("Connector/C++ for non-MySQL", uri);
+  if (spec.driver == driver_kind::pqxx && spec.dialect != dialect_kind::postgresql)
+    fail("pqxx for non-PostgreSQL", uri);
+  if (spec.driver == driver_kind::mysql && spec.dialect != dialect_kind::mysql)
+    fail("Connector/C++ for non-MySQL", uri);
   if (spec.port && (*spec.port < 1 || *spec.port > 65535)) fail("port out of range accepted", uri);
   if (spec.host.empty() && !spec.param("socket") && !spec.param("host")) fail("no host and no socket accepted", uri);
   for (const auto* part : {&spec.user, &spec.password, &spec.host, &spec.database})

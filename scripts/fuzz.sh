@@ -23,11 +23,14 @@ if [[ -z "$compiler" ]]; then
   exit 1
 fi
 
-cmake -S fuzz -B "$build" -DCMAKE_CXX_COMPILER="$compiler" >/dev/null
-cmake --build "$build" -j "$(nproc)" >/dev/null
-
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+if ! { cmake -S fuzz -B "$build" -DCMAKE_CXX_COMPILER="$compiler" && cmake --build "$build" -j "$(nproc)"; } \
+    >"$work/build.log" 2>&1; then
+  cat "$work/build.log" >&2
+  echo "fuzz.sh: building the fuzz targets failed" >&2
+  exit 1
+fi
 mkdir -p "$build/crashes"
 failed=()
 for t in "${targets[@]}"; do

@@ -62,8 +62,24 @@ class BadInputCliTest : public LockTableTest {
     EXPECT_FALSE(fs::exists(dir_ / "ran")) << context << ": the command ran";
   }
 
+  // `sqllock status --db URI` (and `sqllock run`, with `also_run`) is a usage error about the URI
+  // that never shows the password "s3cret-pw".
+  void expect_bad_uri(const std::string& uri, bool also_run) const {
+    SCOPED_TRACE(uri);
+    for (const std::string command : {"status", "run"}) {
+      if (command == "run" && !also_run) continue;
+      std::vector<std::string> args{SQLLOCK_CLI, command, "--db", uri, "--table", table_};
+      if (command == "run") args.insert(args.end(), {"--lock", "x", "--", "touch", (dir_ / "ran").string()});
+      const auto r = run_program(args, dir_);
+      expect_usage_error(r, {"invalid database URI", "accepted forms"}, command);
+      EXPECT_EQ(r.err.find("s3cret-pw"), std::string::npos) << "the password is redacted: " << r.err;
+    }
+  }
+
   // For tests whose commands are all refused: no row (nor the fence source) changed.
-  void expect_no_row_changed() const { EXPECT_EQ(read_lock_state(*db_), before_) << "a rejected command changed a row"; }
+  void expect_no_row_changed() const {
+    EXPECT_EQ(read_lock_state(*db_), before_) << "a rejected command changed a row";
+  }
 
   // The --kind values this database has.
   std::vector<std::string> kinds() const {
@@ -84,21 +100,18 @@ class BadInputCliTest : public LockTableTest {
 // Representative bad names through every kind and command that takes one (the names are checked
 // after connecting, so on every target); BadInputCliParsingTest runs the whole table once.
 TEST_P(BadInputCliTest, BadLockNamesExit2ForEveryKindAndCommand) {
-  for (const auto& bad : bad_lock_names()) {
-    if (bad.label != "empty" && bad.label != "256 bytes" && bad.label != "0xFF byte") continue;
-    SCOPED_TRACE(bad.label);
-    const std::initializer_list<std::string_view> says = {"lock name", bad.says};
-    for (const auto& kind : kinds()) expect_usage_error(run(bad.bytes, {"--kind", kind}), says, "run --kind " + kind);
-    expect_usage_error(cli("status", {"--lock", bad.bytes}), says, "status");
-    expect_usage_error(cli("release", {"--lock", bad.bytes, "--force"}), says, "release");
-  }
+  const std::initializer_list<std::string_view> empty = {"lock name", "empty"};
+  for (const auto& kind : kinds()) expect_usage_error(run("", {"--kind", kind}), empty, "run --kind " + kind);
+  expect_usage_error(cli("status", {"--lock", ""}), empty, "status");
+  expect_usage_error(cli("release", {"--lock", "", "--force"}), empty, "release");
+  expect_usage_error(run("bad\xff", {}), {"lock name", "not valid UTF-8"}, "run, invalid UTF-8");
   expect_no_row_changed();
 }
 
 // Parsable durations outside a table lock's lease range (1 ms to 365 days): refused by the
 // library once connected, so on every target.
 TEST_P(BadInputCliTest, TtlOutsideTheLeaseRangeExits2) {
-  for (const std::string ttl : {"0", "0ms", "0.0", "8761h"})
+  for (const std::string ttl : {"0", "8761h"})
     expect_usage_error(run("d", {"--ttl", ttl}), {"ttl"}, "--ttl " + ttl);
   expect_no_row_changed();
 }
@@ -123,39 +136,20 @@ TEST_P(BadInputCliTest, ZeroWaitIsOneAttemptAndTheLongestWaitReallyWaits) {
   EXPECT_TRUE(fs::exists(dir_ / "waited"));
 }
 
+// Malformed URIs of the target's own scheme, each with a password that must never be printed.
 TEST_P(BadInputCliTest, BadUrisExit2WithoutShowingThePassword) {
-  const std::string& uri = GetParam().uri;
-  std::vector<std::string> bad{"", "nosuchscheme://x/y", "postgresql", "mysql:/no-slashes/db"};
   if (GetParam().dialect == dialect_kind::sqlite) {
-    bad.insert(bad.end(), {"sqlite:", "sqlite://", "sqlite:///tmp/a%zz.db", "sqlite:///tmp/a%00b.db",
-                           "sqlite:///tmp/trunc%4"});
+    for (const std::string bad : {"sqlite:", "sqlite://", "sqlite:///tmp/a%zz.db", "sqlite:///tmp/a%00b.db"})
+      expect_bad_uri(bad, bad == "sqlite:");
   } else {
-    // The target's own scheme with a password that must never be printed.
-    const std::string scheme = uri.substr(0, uri.find("://"));
+    const std::string scheme = GetParam().uri.substr(0, GetParam().uri.find("://"));
     const std::string auth = scheme + "://user:s3cret-pw@";
-    bad.insert(bad.end(), {auth + "127.0.0.1:0/db", auth + "127.0.0.1:65536/db", auth + "127.0.0.1:port/db",
-                           auth + "127.0.0.1:-5/db", auth + "127.0.0.1/d%zzb", auth + "127.0.0.1/db%4",
-                           auth + "127.0.0.1/d%00b", auth + "127.0.0.1/db?novalue", auth + "[::1/db",
-                           auth + "[::1]x/db", auth + "/db", scheme + "+typo://h/db", "x" + scheme + "://h/db",
-                           // An unescaped '/' in the password: the URI is malformed, but its
-                           // error message must still not show the password.
-                           scheme + "://user:s3cret-pw/x@127.0.0.1:0/db"});
+    for (const std::string& bad : {auth + "127.0.0.1:0/db", auth + "127.0.0.1/d%zzb", auth + "127.0.0.1/db?novalue",
+                                   // An unescaped '/' in the password: the URI is malformed, but its
+                                   // error message must still not show the password.
+                                   scheme + "://user:s3cret-pw/x@127.0.0.1:0/db"})
+      expect_bad_uri(bad, bad.find(":0/") != std::string::npos);
   }
-  for (std::size_t i = 0; i < bad.size(); ++i) {
-    SCOPED_TRACE(bad[i]);
-    // Every command parses the URI the same way: all through `status`, some through `run` too.
-    for (const std::string command : {"status", "run"}) {
-      if (command == "run" && i % 4 != 0) continue;
-      std::vector<std::string> args{SQLLOCK_CLI, command, "--db", bad[i], "--table", table_};
-      if (command == "run") args.insert(args.end(), {"--lock", "x", "--", "touch", (dir_ / "ran").string()});
-      const auto r = run_program(args, dir_);
-      expect_usage_error(r, {"invalid database URI", "accepted forms"}, command);
-      EXPECT_EQ(r.err.find("s3cret-pw"), std::string::npos) << "the password is redacted: " << r.err;
-    }
-  }
-  // The same from the environment.
-  const auto r = run_program({SQLLOCK_CLI, "status"}, dir_, {{"SQLLOCK_DB", "nosuchscheme://x"}});
-  expect_usage_error(r, {"invalid database URI"}, "SQLLOCK_DB");
   expect_no_row_changed();
 }
 
@@ -169,9 +163,9 @@ TEST_P(BadInputCliTest, ReleaseOfAnotherOwnersLockNeedsForceAndAMissingLockIsExi
 }
 
 TEST_P(BadInputCliTest, MetacharacterNamesAreOrdinaryNames) {
-  // Every fourth name: the library suite runs them all through every kind.
+  // Every seventh name: the library suite runs them all through every kind.
   const auto names = metacharacter_names();
-  for (std::size_t i = 0; i < names.size(); i += 4) {
+  for (std::size_t i = 0; i < names.size(); i += 7) {
     const std::string& name = names[i];
     const auto r = run(name, {"-n"});
     EXPECT_EQ(r.code, 0) << name << "\n" << r.err;
@@ -195,11 +189,15 @@ INSTANTIATE_TEST_SUITE_P(bad_input, BadInputCliTest, ::testing::ValuesIn(all_tar
 class BadInputCliParsingTest : public BadInputCliTest {};
 
 TEST_P(BadInputCliParsingTest, EveryBadLockNameExits2) {
-  for (const auto& bad : bad_lock_names()) {
+  const auto names = bad_lock_names();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const auto& bad = names[i];
     if (!bad.in_argv) continue;  // a command line cannot carry a NUL byte
     SCOPED_TRACE(bad.label);
     const std::initializer_list<std::string_view> says = {"lock name", bad.says};
     expect_usage_error(run(bad.bytes, {}), says, "run");
+    // status and release check names with the same function: every fourth name.
+    if (i % 4 != 0) continue;
     expect_usage_error(cli("status", {"--lock", bad.bytes}), says, "status");
     expect_usage_error(cli("release", {"--lock", bad.bytes, "--force"}), says, "release");
   }
@@ -207,22 +205,37 @@ TEST_P(BadInputCliParsingTest, EveryBadLockNameExits2) {
 }
 
 TEST_P(BadInputCliParsingTest, BadDurationsExit2NamingTheOptionAndTheAcceptedForms) {
-  const std::vector<std::string> unparsable{"",     "-1",     "-1s",       "+5s", "5x",   "1y",     "1e3",  " 5",
-                                            "5 s",  "1.5.5s", "nan",       "inf", "0x10", "5sec",   ".",    "1.",
-                                            "\xd9\xa1",  // ARABIC-INDIC DIGIT ONE
-                                            "0.0000000001", "99999999999999999999", "878401h", "52704001m"};
-  // One parser serves every option: all values through --wait, every third through --ttl.
+  // The parser itself is checked value by value in duration_test and against a model by
+  // fuzz/fuzz_duration; here, that each kind of mistake reaches the user as exit 2.
+  const std::vector<std::string> unparsable{
+      "", "-1s", "+5s", "1y", "1e3", " 5", "nan", ".", "1.",
+      "\xd9\xa1",  // ARABIC-INDIC DIGIT ONE
+      "0.0000000001", "99999999999999999999", "878401h"};
+  // One parser serves every option: all values through --wait, every fourth through --ttl.
   for (std::size_t i = 0; i < unparsable.size(); ++i) {
     for (const std::string option : {"--wait", "--ttl"}) {
-      if (option == "--ttl" && i % 3 != 0) continue;
+      if (option == "--ttl" && i % 4 != 0) continue;
       expect_usage_error(run("d", {option, unparsable[i]}), {"invalid duration", "for " + option, "500ms, 30s, 5m, 1h"},
                          option + " '" + unparsable[i] + "'");
     }
   }
-  for (const std::string grace : {"-1s", "8761h", "soon"})
+  for (const std::string grace : {"-1s", "8761h"})
     expect_usage_error(cli("reap", {"--grace", grace}), {"--grace"}, "--grace " + grace);
-  for (const std::string batch : {"0", "-1", "100001", "1e3", "ten", ""})
+  for (const std::string batch : {"0", "100001", "1e3"})
     expect_usage_error(cli("reap", {"--batch", batch}), {"--batch", "1 to 100000"}, "--batch '" + batch + "'");
+  expect_no_row_changed();
+}
+
+TEST_P(BadInputCliParsingTest, BadUrisOfAnySchemeExit2WithoutShowingThePassword) {
+  for (const std::string bad : {"", "nosuchscheme://x/y", "postgresql", "mysql:/no-slashes/db",
+                                "postgresql://user:s3cret-pw@127.0.0.1:65536/db", "postgresql://user:s3cret-pw@h:port/db",
+                                "mysql://user:s3cret-pw@[::1]x/db", "mysql://user:s3cret-pw@[::1/db",
+                                "mariadb://user:s3cret-pw@127.0.0.1/db%4", "mariadb://user:s3cret-pw@h/d%00b",
+                                "postgresql://user:s3cret-pw@/db", "soci+postgresql+typo://h/db",
+                                "xmysql://user:s3cret-pw@h/db", "sqlite:///tmp/trunc%4"})
+    expect_bad_uri(bad, false);
+  const auto r = run_program({SQLLOCK_CLI, "status"}, dir_, {{"SQLLOCK_DB", "nosuchscheme://x"}});
+  expect_usage_error(r, {"invalid database URI"}, "from SQLLOCK_DB");
   expect_no_row_changed();
 }
 
@@ -240,11 +253,11 @@ TEST_P(BadInputCliParsingTest, BadTableNamesExit2BeforeAnythingIsCreated) {
       args.insert(args.begin(), SQLLOCK_CLI);
       return run_program(args, dir_);
     };
-    // Every name through migrate (which would create tables) and run; the other commands open the
-    // database the same way, so they get every third name.
+    // Every name through migrate (which would create tables); the other commands open the
+    // database the same way, so they get every fourth name.
     expect_usage_error(with_table({"migrate"}), says, "migrate");
+    if (i % 4 != 0) continue;
     expect_usage_error(with_table({"run", "--lock", "x", "--", "touch", (dir_ / "ran").string()}), says, "run");
-    if (i % 3 != 0) continue;
     expect_usage_error(with_table({"status"}), says, "status");
     expect_usage_error(with_table({"reap"}), says, "reap");
     expect_usage_error(with_table({"release", "--lock", "bystander", "--force"}), says, "release");

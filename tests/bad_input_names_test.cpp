@@ -61,7 +61,8 @@ TEST_P(BadInputNamesTest, BadNamesAreRefusedByEveryKindAndChangeNoRow) {
     const std::initializer_list<std::string_view> says = {"lock name", bad.says};
     for (const auto& kind : kinds()) {
       expect_error<invalid_argument>([&] { kind.take(db, bad.bytes, std::monostate{}); }, says, kind.name);
-      expect_error<invalid_argument>([&] { kind.take(db, bad.bytes, std::chrono::milliseconds(1000)); }, says, kind.name + " (timed)");
+      expect_error<invalid_argument>([&] { kind.take(db, bad.bytes, std::chrono::milliseconds(1000)); }, says,
+                                     kind.name + " (timed)");
     }
     if (supports_row_locks(db))
       expect_error<invalid_argument>([&] { with_row_lock(db, bad.bytes, [](row_lock_tx&) {}); }, says,

@@ -103,7 +103,8 @@ class BadInputReleaseTest : public LockTableTest {
 
 TEST_P(BadInputReleaseTest, OverReleaseIsNotHeldAndChangesNoRow) {
   over_release<table_lock, table_lock_options>("table_lock");
-  if (GetParam().dialect == dialect_kind::postgresql) over_release<advisory_lock, session_lock_options>("advisory_lock");
+  if (GetParam().dialect == dialect_kind::postgresql)
+    over_release<advisory_lock, session_lock_options>("advisory_lock");
   if (GetParam().dialect == dialect_kind::mysql) over_release<named_lock, session_lock_options>("named_lock");
 }
 

@@ -33,13 +33,15 @@ inline std::chrono::steady_clock::time_point saturating_deadline(std::chrono::st
 
 // The steady_clock deadline `timeout` from now.
 template <class Rep, class Period>
-std::chrono::steady_clock::time_point steady_deadline_after(const std::chrono::duration<Rep, Period>& timeout) noexcept {
+std::chrono::steady_clock::time_point steady_deadline_after(
+    const std::chrono::duration<Rep, Period>& timeout) noexcept {
   return saturating_deadline(std::chrono::steady_clock::now(), std::chrono::duration_cast<steady_ticks>(timeout));
 }
 
 // The steady_clock deadline that corresponds to `deadline` on its own clock.
 template <class Clock, class Duration>
-std::chrono::steady_clock::time_point steady_deadline_at(const std::chrono::time_point<Clock, Duration>& deadline) noexcept {
+std::chrono::steady_clock::time_point steady_deadline_at(
+    const std::chrono::time_point<Clock, Duration>& deadline) noexcept {
   const auto now = Clock::now();
   const steady_ticks left = std::chrono::duration_cast<steady_ticks>(deadline.time_since_epoch()) -
                             std::chrono::duration_cast<steady_ticks>(now.time_since_epoch());

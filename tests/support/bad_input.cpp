@@ -116,7 +116,8 @@ lock_state read_lock_state(const database& db) {
   s.lock_rows = joined_rows(db, "SELECT resource, owner_token, holder_session, count, fence FROM " +
                                     quoted(db, db.table()) + " ORDER BY resource");
   if (db.dialect() != dialect_kind::sqlite)
-    s.row_lock_rows = joined_rows(db, "SELECT resource FROM " + quoted(db, db.table() + "_rows") + " ORDER BY resource");
+    s.row_lock_rows =
+        joined_rows(db, "SELECT resource FROM " + quoted(db, db.table() + "_rows") + " ORDER BY resource");
   s.fence_source = fence_source_value(db);
   return s;
 }
