@@ -5,7 +5,7 @@
 add_executable(sqllock_fault
   fault/main.cpp fault/config.cpp fault/history.cpp fault/schema.cpp fault/spawn.cpp fault/servers.cpp
   fault/board.cpp fault/locker.cpp fault/rogue_locker.cpp fault/worker.cpp fault/victims.cpp fault/fleet.cpp
-  fault/nemesis.cpp fault/checker.cpp fault/controller.cpp support/fresh_database.cpp)
+  fault/nemesis.cpp fault/checker.cpp fault/controller.cpp)
 target_include_directories(sqllock_fault PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(sqllock_fault PRIVATE sqllock_test_support sqllock_build_flags)
 target_compile_definitions(sqllock_fault PRIVATE SQLLOCK_SERVERS_SCRIPT="${PROJECT_SOURCE_DIR}/scripts/test-servers.sh")
