@@ -9,7 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 
-extern char** environ;
+#include "support/program.hpp"
 
 namespace sqllock::fault {
 namespace {
@@ -19,20 +19,7 @@ int exit_code(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128
 }  // namespace
 
 pid_t spawn(const std::vector<std::string>& argv, const std::string& log, const std::map<std::string, std::string>& env) {
-  std::map<std::string, std::string> merged;
-  for (char** e = environ; *e; ++e) {
-    const std::string kv(*e);
-    const auto eq = kv.find('=');
-    if (eq != std::string::npos) merged[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  for (const auto& [k, v] : env) {
-    if (v.empty())
-      merged.erase(k);
-    else
-      merged[k] = v;
-  }
-  std::vector<std::string> env_text;
-  for (const auto& [k, v] : merged) env_text.push_back(k + "=" + v);
+  std::vector<std::string> env_text = test::environment_with(env);
   std::vector<char*> envp, args;
   for (auto& s : env_text) envp.push_back(s.data());
   envp.push_back(nullptr);

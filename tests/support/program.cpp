@@ -18,6 +18,25 @@ extern char** environ;
 
 namespace sqllock::test {
 
+std::vector<std::string> environment_with(const std::map<std::string, std::string>& changes) {
+  std::map<std::string, std::string> merged;
+  for (char** e = environ; *e; ++e) {
+    const std::string kv = *e;
+    const auto eq = kv.find('=');
+    if (eq != std::string::npos) merged[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  for (const auto& [k, v] : changes) {
+    if (v.empty())
+      merged.erase(k);
+    else
+      merged[k] = v;
+  }
+  std::vector<std::string> out;
+  out.reserve(merged.size());
+  for (const auto& [k, v] : merged) out.push_back(k + "=" + v);
+  return out;
+}
+
 bool eventually(const std::function<bool()>& ready, std::chrono::milliseconds timeout) {
   const auto until = std::chrono::steady_clock::now() + timeout;
   while (!ready()) {
@@ -52,20 +71,7 @@ program::program(const std::vector<std::string>& args, const std::filesystem::pa
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
 
-  std::map<std::string, std::string> merged;
-  for (char** e = environ; *e; ++e) {
-    const std::string kv = *e;
-    const auto eq = kv.find('=');
-    if (eq != std::string::npos) merged[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  for (const auto& [k, v] : env) {
-    if (v.empty())
-      merged.erase(k);
-    else
-      merged[k] = v;
-  }
-  std::vector<std::string> env_s;
-  for (const auto& [k, v] : merged) env_s.push_back(k + "=" + v);
+  std::vector<std::string> env_s = environment_with(env);
   std::vector<char*> envp;
   for (auto& e : env_s) envp.push_back(e.data());
   envp.push_back(nullptr);

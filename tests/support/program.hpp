@@ -18,6 +18,10 @@ namespace sqllock::test {
 // Polls `ready` every 10 ms for up to `timeout`; returns whether it became true.
 bool eventually(const std::function<bool()>& ready, std::chrono::milliseconds timeout);
 
+// This process's environment as NAME=VALUE entries, with `changes` applied: each entry is added
+// or replaces the variable, an empty value removes it. For posix_spawn's envp.
+std::vector<std::string> environment_with(const std::map<std::string, std::string>& changes);
+
 // The whole content of a file ("" when it does not exist).
 std::string read_text(const std::filesystem::path& p);
 
