@@ -7,6 +7,8 @@
 #include <thread>
 
 #include "core/database_impl.hpp"
+#include "core/identity.hpp"
+#include "core/lease_registry.hpp"
 #include "core/table_store.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/table_lock.hpp"
@@ -255,6 +257,79 @@ TEST_P(TableLockTest, DeletedRowFiresTheLostSignal) {
   EXPECT_THROW(a.release(), not_held);
 }
 
+TEST_P(TableLockTest, OneRenewalStatementRenewsEveryLeaseOfTheHandle) {
+  auto db = open();
+  table_lock a(db, "r1", opts(300ms)), b(db, "r2", opts(300ms)), c(db, "r3", opts(30s));
+  ASSERT_TRUE(a.try_lock());
+  ASSERT_TRUE(b.try_lock());
+  ASSERT_TRUE(c.try_lock());
+  std::this_thread::sleep_for(450ms);  // renewals are due every 100 ms
+  // One statement reads the clock once: every row it renewed carries the same renewed_at.
+  const auto r = sql(db, "SELECT COUNT(DISTINCT renewed_at), SUM(CASE WHEN renewed_at > acquired_at THEN 1 ELSE 0 END) FROM " + table_);
+  EXPECT_EQ(r.rows.at(0).at(1).value(), "3") << "every lease was renewed, the 30 s one too";
+  EXPECT_EQ(r.rows.at(0).at(0).value(), "1") << "all of them by one statement";
+}
+
+TEST_P(TableLockTest, ReleaseMatchesOwnerAndFenceInTheDatabase) {
+  // The client believes it holds both locks; the rows say otherwise (another fence; another
+  // owner). The release statement itself must refuse, leaving the rows as they are.
+  auto db = open();
+  table_lock fenced(db, "fenced", opts(30s, false)), owned(db, "owned", opts(30s, false));
+  ASSERT_TRUE(fenced.try_lock());
+  ASSERT_TRUE(owned.try_lock());
+  const auto fence = fenced.fence();
+  sql(db, "UPDATE " + table_ + " SET fence = fence + 1000 WHERE resource = $1", {std::string("fenced")});
+  sql(db, "UPDATE " + table_ + " SET owner_token = $1 WHERE resource = $2", {std::string("someone-else"), std::string("owned")});
+  EXPECT_THROW(fenced.release(), not_held);
+  EXPECT_THROW(owned.release(), not_held);
+  EXPECT_EQ(column(db, "fenced", "fence"), std::to_string(fence + 1000)) << "a release by a stale fence changed the row";
+  EXPECT_EQ(column(db, "fenced", "count"), "1");
+  EXPECT_EQ(column(db, "owned", "owner_token"), "someone-else") << "a release by a non-owner changed the row";
+  EXPECT_FALSE(fenced.holds());
+  EXPECT_FALSE(owned.holds());
+}
+
+// Declares this thread's hold of `name` on `db` lost, as the watchdog does when it cannot confirm
+// a lease in time — while the row, in this test, lives on (a renewal whose reply came too late).
+void declare_lost(const database& db, const std::string& name) {
+  auto& registry = detail::database_access::impl(db).registry();
+  auto slot = registry.pin(name, registry.session() + "/t:" + detail::current_thread_text());
+  registry.mark_lost(*slot);
+  registry.unpin(slot);
+}
+
+TEST_P(TableLockTest, ARowOutlivingItsLostHoldIsDeletedNotRenewedForever) {
+  auto db = open();
+  std::atomic<bool> lost{false};
+  auto o = opts(300ms);
+  o.on_lost = [&] { lost = true; };
+  table_lock victim(db, "victim", o), keeper(db, "keeper", opts(300ms));
+  ASSERT_TRUE(victim.try_lock());
+  ASSERT_TRUE(keeper.try_lock());  // keeps the handle's renewals running
+  declare_lost(db, "victim");
+  EXPECT_TRUE(lost);
+  EXPECT_FALSE(victim.holds());
+  EXPECT_THROW(victim.release(), not_held);
+  const auto deadline = clock_type::now() + 3s;
+  while (rows(db, "resource = 'victim'") != 0 && clock_type::now() < deadline) std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(rows(db, "resource = 'victim'"), 0) << "the handle's renewals kept a row alive that nobody holds";
+  EXPECT_TRUE(keeper.holds());
+  EXPECT_EQ(rows(db, "resource = 'keeper'"), 1);
+}
+
+TEST_P(TableLockTest, LockingAgainAfterALostHoldStartsAFreshHold) {
+  auto db = open();
+  table_lock lock(db, "again", opts(30s, false));
+  ASSERT_TRUE(lock.try_lock());
+  const auto fence = lock.fence();
+  declare_lost(db, "again");
+  ASSERT_TRUE(lock.try_lock()) << "the row is ours, so the lock is free for us";
+  EXPECT_EQ(column(db, "again", "count"), "1") << "a re-entry of the lost hold's row, not a fresh hold";
+  EXPECT_GT(lock.fence(), fence);
+  lock.release();
+  EXPECT_EQ(rows(db), 0) << "one lock, one release: the row must be gone";
+}
+
 TEST_P(TableLockTest, ExpiryUsesTheStatementClockNotAnOldTransactionStart) {
   // A holder whose statement runs inside a transaction opened long ago must still get a lease
   // measured from the statement, not from the transaction's start.
@@ -389,6 +464,65 @@ TEST_P(TableLockTest, MissingLockTableIsASchemaError) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTargets, TableLockTest, ::testing::ValuesIn(all_targets()),
+                         [](const auto& info) { return info.param.name; });
+
+// A grant that reaches the client a full lease after the attempt was sent — the process or the
+// network paused between the server's grant and the client's reading of it — may already have
+// been taken over, so try_lock() must undo it and report false. A trigger that sleeps past the
+// lease inside the acquire statement stands in for the pause (server databases only: SQLite
+// cannot sleep in a trigger, and the check is in the dialect-free core).
+class TableLockLateGrantTest : public TableLockTest {
+ protected:
+  // Makes every grant of a new hold or a re-entry (not a renewal) sleep 400 ms before it commits.
+  void slow_down_grants() {
+    auto owner = open_owner();
+    if (GetParam().dialect == dialect_kind::postgresql) {
+      sql(owner, "CREATE FUNCTION " + table_ +
+                     "_pause() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                     "IF TG_OP = 'INSERT' OR NEW.count > OLD.count THEN PERFORM pg_sleep(0.4); END IF; "
+                     "RETURN NEW; END $$");
+      sql(owner, "CREATE TRIGGER " + table_ + "_pause AFTER INSERT OR UPDATE ON " + table_ +
+                     " FOR EACH ROW EXECUTE FUNCTION " + table_ + "_pause()");
+    } else {
+      sql(owner, "CREATE TRIGGER " + table_ + "_pause_ins AFTER INSERT ON " + table_ +
+                     " FOR EACH ROW SET @sqllock_pause = SLEEP(0.4)");
+      sql(owner, "CREATE TRIGGER " + table_ + "_pause_upd AFTER UPDATE ON " + table_ +
+                     " FOR EACH ROW SET @sqllock_pause = IF(NEW.count > OLD.count, SLEEP(0.4), 0)");
+    }
+  }
+};
+
+TEST_P(TableLockLateGrantTest, AGrantThatArrivesAfterItsLeaseIsUndoneAndReportedFalse) {
+  slow_down_grants();
+  auto db = open();
+  table_lock late(db, "late", opts(200ms, false));
+  const auto start = clock_type::now();
+  EXPECT_FALSE(late.try_lock()) << "a grant read 400 ms after it was sent cannot still hold a 200 ms lease";
+  EXPECT_GE(clock_type::now() - start, 400ms) << "the trigger did not pause the grant";
+  EXPECT_FALSE(late.holds());
+  EXPECT_EQ(rows(db), 0) << "the late grant's row is deleted, not left to expire";
+  EXPECT_THROW(late.release(), not_held);
+}
+
+TEST_P(TableLockLateGrantTest, ALateReEntryIsUndoneAndLeavesTheCountAsItWas) {
+  auto db = open();
+  table_lock held(db, "reentry", opts(300ms, false));
+  ASSERT_TRUE(held.try_lock());
+  const auto fence = held.fence();
+  slow_down_grants();
+  EXPECT_FALSE(held.try_lock()) << "the re-entry came back 400 ms after it was sent, past its 300 ms lease";
+  EXPECT_EQ(column(db, "reentry", "count"), "1") << "the late re-entry's count is taken back";
+  EXPECT_EQ(column(db, "reentry", "fence"), std::to_string(fence));
+}
+
+std::vector<target> server_targets() {
+  std::vector<target> out;
+  for (auto& t : all_targets())
+    if (t.dialect != dialect_kind::sqlite) out.push_back(t);
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(ServerTargets, TableLockLateGrantTest, ::testing::ValuesIn(server_targets()),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace

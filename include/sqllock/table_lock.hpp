@@ -76,7 +76,9 @@ class table_lock {
   // backend_error on failure; never returns without the lock.
   void lock();
 
-  // One attempt. Returns false when another owner holds a live lease.
+  // One attempt. Returns false when another owner holds a live lease, and also when the grant
+  // comes back a full ttl after the attempt was sent (a paused process or network): that grant
+  // is undone, because its lease may already have run out and been taken over.
   bool try_lock();
 
   // Retries with capped, jittered exponential backoff until acquired (true) or the deadline

@@ -44,7 +44,7 @@ std::shared_ptr<lease_slot> lease_registry::pin(const std::string& resource, con
 
 void lease_registry::unpin(const std::shared_ptr<lease_slot>& slot) {
   std::lock_guard lock(mu_);
-  if (--slot->pins == 0 && slot->depth == 0) slots_.erase(key(slot->resource, slot->owner));
+  if (--slot->pins == 0 && (slot->depth == 0 || slot->lost)) slots_.erase(key(slot->resource, slot->owner));
 }
 
 std::uint64_t lease_registry::record_acquired(lease_slot& slot, const acquired& row, std::chrono::milliseconds lease,
@@ -87,6 +87,11 @@ void lease_registry::record_released(lease_slot& slot) {
 void lease_registry::forget(lease_slot& slot) {
   std::lock_guard lock(mu_);
   slot.depth = 0;
+}
+
+void lease_registry::set_releasing(lease_slot& slot, bool releasing) {
+  std::lock_guard lock(mu_);
+  slot.releasing = releasing;
 }
 
 void lease_registry::mark_lost(lease_slot& slot) {
@@ -171,7 +176,7 @@ std::vector<std::function<void()>> lease_registry::renew_once() {
     std::lock_guard lock(mu_);
     retry_at_ = {};
     for (auto& [k, s] : slots_) {
-      if (s->depth == 0 || s->lost || !s->auto_renew || s->recorded_at >= sent) continue;
+      if (s->depth == 0 || s->lost || s->releasing || !s->auto_renew || s->recorded_at >= sent) continue;
       if (confirmed.count({s->resource, s->owner, s->fence})) {
         s->deadline = sent + s->lease;
       } else {
@@ -179,9 +184,13 @@ std::vector<std::function<void()>> lease_registry::renew_once() {
         lost.insert(lost.end(), cbs.begin(), cbs.end());
       }
     }
-    // Rows the handle renews but does not track: left by an acquire whose reply was lost.
-    for (const auto& [resource, owner, fence] : confirmed)
-      if (!slots_.count(key(resource, owner))) orphans.push_back({resource, owner, fence});
+    // Rows the handle renews but no hold stands behind: left by an acquire whose reply was lost,
+    // or by a hold declared lost while its row lived on (a renewal whose reply came too late).
+    // Left alone, the renewal would keep such a row alive with nobody to release it.
+    for (const auto& [resource, owner, fence] : confirmed) {
+      const auto it = slots_.find(key(resource, owner));
+      if (it == slots_.end() || (it->second->lost && it->second->fence == fence)) orphans.push_back({resource, owner, fence});
+    }
   }
   for (const auto& o : orphans) {
     try {

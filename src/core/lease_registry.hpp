@@ -43,6 +43,9 @@ struct lease_slot {
   std::chrono::milliseconds lease{0};
   bool auto_renew = false;
   bool lost = false;
+  // A release statement is in flight: a renewal that no longer finds the row must not call the
+  // hold lost (the release may just have deleted it).
+  bool releasing = false;
   steady::time_point recorded_at;  // when the latest acquire result arrived
   steady::time_point deadline;     // lease end by the local clock (measured from when it was sent)
   std::stop_source stop;
@@ -69,7 +72,8 @@ class lease_registry {
   // The token renewals match rows by (column holder_session). Unique per handle and process.
   const std::string& session() const noexcept { return session_; }
 
-  // The slot for (resource, owner), created on demand and kept until unpinned and not held.
+  // The slot for (resource, owner), created on demand and kept until unpinned and not held
+  // (a lost hold counts as not held: its row, if still there, is deleted as an orphan).
   std::shared_ptr<lease_slot> pin(const std::string& resource, const std::string& owner);
   void unpin(const std::shared_ptr<lease_slot>& slot);
 
@@ -82,6 +86,8 @@ class lease_registry {
   void record_released(lease_slot& slot);
   // Drops the hold without touching the database (its row is gone or not ours any more).
   void forget(lease_slot& slot);
+  // Brackets a release statement (see lease_slot::releasing).
+  void set_releasing(lease_slot& slot, bool releasing);
   // Marks the current hold lost and runs its callbacks (on this thread).
   void mark_lost(lease_slot& slot);
 

@@ -58,13 +58,40 @@ class table_lock_state {
     } guard{registry, slot};
 
     std::lock_guard op(slot->op);
-    const auto sent = steady::now();
     std::optional<acquired> row;
+    steady::time_point sent;
     {
       auto conn = impl_.borrow();
-      row = table_store(*conn, impl_.sql()).acquire({name_, owner, registry.session(), options_.ttl, options_.auto_renew});
+      table_store store(*conn, impl_.sql());
+      const acquire_request request{name_, owner, registry.session(), options_.ttl, options_.auto_renew};
+      // One acquire statement. A grant that comes back a full ttl after it was sent (this
+      // process or the network paused between the server's grant and our reading of it) may
+      // already have run out and been taken over: it is undone — the release matches owner,
+      // fence and count, so it cannot touch anyone else's hold — and reported as no grant.
+      const auto acquire_in_time = [&] {
+        sent = steady::now();  // the server reads its clock for the lease after this
+        auto got = store.acquire(request);
+        if (got && steady::now() >= sent + options_.ttl) {
+          try {
+            store.release(name_, owner, got->fence, got->count);
+          } catch (...) {
+            registry.mark_lost(*slot);  // our counts and the row's may now disagree: stop trusting the hold
+            throw;
+          }
+          got.reset();
+        }
+        return got;
+      };
+      row = acquire_in_time();
+      if (row && row->count > 1 && !registry.view(*slot).held) {
+        // We re-entered a live row of ours that no hold of ours stands behind (its hold was
+        // declared lost while the row lived on). Its count is not ours to build on: delete it by
+        // owner and fence, and take the lock afresh.
+        store.release(name_, owner, row->fence, 1);
+        row = acquire_in_time();
+      }
+      if (!row) return false;
     }
-    if (!row) return false;
     const auto generation = registry.record_acquired(*slot, *row, options_.ttl, options_.auto_renew, sent);
 
     std::lock_guard lock(mu_);
@@ -130,6 +157,12 @@ class table_lock_state {
                      "released by force); the work it guarded may have overlapped another holder's");
     }
     bool released = false;
+    registry.set_releasing(*slot, true);
+    struct releasing_guard {
+      lease_registry& r;
+      lease_slot& s;
+      ~releasing_guard() { r.set_releasing(s, false); }
+    } releasing{registry, *slot};
     try {
       auto conn = impl_.borrow();
       released = table_store(*conn, impl_.sql()).release(name_, owner, view.fence, view.depth);

@@ -90,9 +90,12 @@ RETURNING count, fence)";
       "WHERE resource = $1 AND owner_token = $2 AND fence = CAST($3 AS bigint) RETURNING resource) "
       "SELECT pg_notify(CAST($4 AS text), resource) FROM gone",
       d.kind, table);
+  // One clock reading for every row: a MATERIALIZED CTE is evaluated once, where a FROM
+  // subquery may be rescanned (and clock_timestamp() read again) for each row the join meets.
   d.renew = expand_table_template(
+      "WITH t AS MATERIALIZED (SELECT clock_timestamp() AS now) "
       "UPDATE {{table}} SET renewed_at = t.now, expires_at = t.now + lease_ms * interval '1 millisecond' "
-      "FROM (SELECT clock_timestamp() AS now) AS t "
+      "FROM t "
       "WHERE holder_session = $1 AND auto_renew AND expires_at > t.now "
       "RETURNING resource, owner_token, fence",
       d.kind, table);
