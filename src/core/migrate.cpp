@@ -103,11 +103,10 @@ class migration_lock {
     if (sql.migration_lock_is_transaction) {
       conn.exec_direct(sql.migration_lock);
     } else {
-      const value params[] = {table};
-      const auto r = conn.exec(sql.migration_lock, params);
+      const auto r = conn.exec_direct(sql.migration_lock);
       if (r.rows.empty() || r.rows[0].empty() || r.rows[0][0] != std::optional<std::string>("1"))
-        throw connection_error("timed out waiting for another process's migration of '" + table +
-                               "' to finish; retry when it has");
+        throw connection_error("timed out waiting for another process's migration in this database (of '" + table +
+                               "' or another lock table) to finish; retry when it has");
     }
   }
   // Ends the lock; for SQLite, commits everything done under it.
@@ -116,8 +115,7 @@ class migration_lock {
     if (sql_.migration_lock_is_transaction) {
       conn_.exec_direct(sql_.migration_unlock);
     } else {
-      const value params[] = {table_};
-      conn_.exec(sql_.migration_unlock, params);
+      conn_.exec_direct(sql_.migration_unlock);
     }
   }
   ~migration_lock() {
@@ -126,8 +124,7 @@ class migration_lock {
       if (sql_.migration_lock_is_transaction) {
         conn_.exec_direct(sql_.rollback);
       } else {
-        const value params[] = {table_};
-        conn_.exec(sql_.migration_unlock, params);
+        conn_.exec_direct(sql_.migration_unlock);
       }
     } catch (...) {  // the session ends the lock when the connection closes
     }

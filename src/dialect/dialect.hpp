@@ -37,8 +37,8 @@ struct dialect_sql {
   // When true, migration_lock starts a transaction that serialises all writers (SQLite's
   // BEGIN IMMEDIATE) and migration_unlock commits it; every migration then runs inside it.
   bool migration_lock_is_transaction = false;
-  std::string migration_lock;    // $1 = lock table name; one row whose first field is "1" when taken
-  std::string migration_unlock;  // $1 = lock table name
+  std::string migration_lock;    // one per database; one row whose first field is "1" when taken
+  std::string migration_unlock;
   std::string create_history;    // creates sqllock_schema_migrations if missing
   std::string select_history;    // $1 = lock table → rows (version, name, checksum), by version
   std::string insert_history;    // $1 = lock table, $2 = version, $3 = name, $4 = checksum

@@ -11,12 +11,11 @@ dialect_sql make_mysql_sql(const std::string& table) {
   d.transactional_ddl = false;  // DDL commits implicitly; migrations are written idempotently
   d.begin = "START TRANSACTION";
 
-  // GET_LOCK names are server-wide and at most 64 characters: hash schema + table into one.
+  // One lock per database, whatever lock table is migrated (they share the history table).
+  // GET_LOCK names are server-wide and at most 64 characters: the database name is hashed in.
   // A 600 s wait bounds how long a migration may stall behind another.
-  d.migration_lock =
-      "SELECT GET_LOCK(CONCAT('sqllock_migrate_', LEFT(SHA2(CONCAT(DATABASE(), '.', $1), 256), 40)), 600)";
-  d.migration_unlock =
-      "SELECT RELEASE_LOCK(CONCAT('sqllock_migrate_', LEFT(SHA2(CONCAT(DATABASE(), '.', $1), 256), 40)))";
+  d.migration_lock = "SELECT GET_LOCK(CONCAT('sqllock_migrate_', LEFT(SHA2(DATABASE(), 256), 40)), 600)";
+  d.migration_unlock = "SELECT RELEASE_LOCK(CONCAT('sqllock_migrate_', LEFT(SHA2(DATABASE(), 256), 40)))";
   d.create_history =
       "CREATE TABLE IF NOT EXISTS sqllock_schema_migrations ("
       " lock_table VARCHAR(64) NOT NULL, version INT NOT NULL, name VARCHAR(255) NOT NULL,"

@@ -7,11 +7,10 @@
 namespace sqllock::detail {
 namespace {
 
-// The first 8 bytes of sha256('sqllock.migrate.' || $1) as a signed bigint. CAST, not '::', so
-// the text survives SOCI's ':name' placeholder parsing.
+// The first 8 bytes of sha256('sqllock.migrate') as a signed bigint. CAST, not '::', so the text
+// survives SOCI's ':name' placeholder parsing.
 constexpr std::string_view kMigrationKey =
-    "CAST(CAST('x' || left(encode(sha256(convert_to('sqllock.migrate.' || CAST($1 AS text), "
-    "'UTF8')), 'hex'), 16) AS bit(64)) AS bigint)";
+    "CAST(CAST('x' || left(encode(sha256(convert_to('sqllock.migrate', 'UTF8')), 'hex'), 16) AS bit(64)) AS bigint)";
 
 }  // namespace
 
@@ -21,8 +20,10 @@ dialect_sql make_postgresql_sql(const std::string& table) {
   d.dir_name = "postgresql";
   d.transactional_ddl = true;
 
-  // A session-level advisory lock keyed by the lock table's name. The key is the first 8 bytes
-  // of sha256('sqllock.migrate.' || table), so every client computes the same one.
+  // A session-level advisory lock, one per database (advisory locks are scoped to the current
+  // database), whatever lock table is migrated: migrations of different lock tables share the
+  // history table, and two concurrent CREATE TABLE IF NOT EXISTS of it can fail on PostgreSQL's
+  // catalog (duplicate pg_type entry). The key is the first 8 bytes of sha256('sqllock.migrate').
   d.migration_lock =
       "SELECT 1 FROM (SELECT pg_advisory_lock(" + std::string(kMigrationKey) + ")) AS t";
   d.migration_unlock =
