@@ -28,16 +28,19 @@ admin_sql postgresql(const std::string& table) {
   // scalar subquery is evaluated once, so the index can use it) and locked with SKIP LOCKED, so
   // the reaper never waits for a row another transaction holds. A CTE that locks rows runs
   // exactly once. The DELETE re-checks expiry on the locked row: a renewal that committed
-  // before the lock was taken wins, one that comes after finds the row gone.
+  // before the lock was taken wins, one that comes after finds the row gone. One row per
+  // candidate, 1 when deleted and 0 when a renewal saved it: a batch full of candidates means
+  // there may be more expired rows, even when renewals saved some of these.
   a.reap_batch = expand(
       "WITH batch AS ("
       " SELECT resource FROM {{table}}"
       " WHERE expires_at <= (SELECT clock_timestamp() - CAST($2 AS bigint) * interval '1 millisecond')"
-      " ORDER BY expires_at LIMIT CAST($1 AS bigint) FOR UPDATE SKIP LOCKED)"
-      " DELETE FROM {{table}} AS l USING batch"
+      " ORDER BY expires_at LIMIT CAST($1 AS bigint) FOR UPDATE SKIP LOCKED),"
+      " gone AS (DELETE FROM {{table}} AS l USING batch"
       " WHERE l.resource = batch.resource"
       " AND l.expires_at <= clock_timestamp() - CAST($2 AS bigint) * interval '1 millisecond'"
-      " RETURNING 1");
+      " RETURNING l.resource)"
+      " SELECT CASE WHEN gone.resource IS NULL THEN 0 ELSE 1 END FROM batch LEFT JOIN gone USING (resource)");
 
   a.list_locks = expand("SELECT " + std::string(kPgColumns) + " FROM {{table}} AS l CROSS JOIN " +
                         std::string(kPgNow) + " ORDER BY l.resource");

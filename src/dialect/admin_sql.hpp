@@ -23,8 +23,9 @@ struct admin_sql {
 
   // ---- reaper: delete at most $1 rows whose lease ended at least $2 ms ago, skipping rows that
   // other transactions hold locked, and re-checking expiry on each row it deletes.
-  // One statement (PostgreSQL, SQLite): reap_batch ($1 batch, $2 grace ms) → one row per deleted
-  // row (rows work with every driver; libpq reports no affected count for WITH … DELETE).
+  // One statement (PostgreSQL, SQLite): reap_batch ($1 batch, $2 grace ms) → one row per
+  // candidate it took, "1" when deleted, "0" when it was renewed meanwhile (rows work with every
+  // driver; libpq reports no affected count for WITH … DELETE). SQLite has one writer: all "1".
   // Otherwise (MySQL, reap_in_transaction): reap_isolation and begin, then reap_select ($1 batch,
   // $2 grace ms, $3 the expires_at text to resume from) locks and returns the candidates'
   // resources and expires_at texts in expires_at order, reap_delete ($1 grace ms, then
