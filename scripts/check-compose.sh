@@ -98,8 +98,9 @@ if u and pg_env:
 u = uri("SQLLOCK_TEST_MYSQL_URI")
 if u and my_env:
     need(u.scheme == "mysql", "SQLLOCK_TEST_MYSQL_URI: scheme should be mysql")
-    need(u.username == my_env.get("MYSQL_USER"), "SQLLOCK_TEST_MYSQL_URI: user differs from MYSQL_USER")
-    need(u.password == my_env.get("MYSQL_PASSWORD"), "SQLLOCK_TEST_MYSQL_URI: password differs")
+    # The tests need the superuser (they create databases and kill sessions).
+    need(u.username == "root", "SQLLOCK_TEST_MYSQL_URI: user should be root")
+    need(u.password == my_env.get("MYSQL_ROOT_PASSWORD"), "SQLLOCK_TEST_MYSQL_URI: password differs from MYSQL_ROOT_PASSWORD")
     need(str(u.port) == str(my_port), "SQLLOCK_TEST_MYSQL_URI: port differs from the published one")
     need(u.path == "/" + my_env.get("MYSQL_DATABASE", "") and u.path == "/sqllock_test",
          "SQLLOCK_TEST_MYSQL_URI: database should be MYSQL_DATABASE = sqllock_test")
