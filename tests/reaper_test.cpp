@@ -8,6 +8,7 @@
 #include <random>
 #include <thread>
 
+#include "core/admin_store.hpp"
 #include "core/database_impl.hpp"
 #include "core/table_store.hpp"
 #include "sqllock/error.hpp"
@@ -61,6 +62,20 @@ TEST_P(ReaperTest, SmallBatchesStillFinishThePassAndGraceSparesRecentlyExpiredRo
   EXPECT_EQ(rows(db), 20);
   EXPECT_EQ(reap(db, {.batch_size = 7, .grace = 1s}), 20u);
   EXPECT_EQ(rows(db), 0);
+}
+
+TEST_P(ReaperTest, OneBatchDeletesAtMostTheBatchSize) {
+  // reap() loops over batches until one comes back short; each batch itself must stay bounded.
+  auto db = open();
+  insert_rows(db, {.count = 30, .expires_in = -60s});
+  auto& impl = detail::database_access::impl(db);
+  const auto admin = detail::make_admin_sql(impl.dialect(), db.table());
+  auto conn = impl.borrow();
+  std::string resume;
+  const auto batch = detail::admin_store(*conn, *admin).reap_batch(7, 0ms, resume);
+  EXPECT_EQ(batch.candidates, 7u);
+  EXPECT_EQ(batch.deleted, 7u);
+  EXPECT_EQ(rows(db), 23);
 }
 
 TEST_P(ReaperTest, RejectsOutOfRangeOptionsWithoutTouchingTheTable) {

@@ -57,6 +57,7 @@ TEST_P(TableLockTest, AcquireWritesHolderIdentityAndReleaseDeletesTheRow) {
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);
   EXPECT_EQ(column(db, "job", "holder_host"), std::string(host));
+  EXPECT_EQ(column(db, "job", "holder_thread"), std::to_string(::gettid())) << "the kernel's id of the locking thread";
   EXPECT_GT(lock.fence(), 0);
   lock.unlock();
   EXPECT_FALSE(lock.holds());
