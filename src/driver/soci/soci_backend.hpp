@@ -88,6 +88,13 @@ class soci_backend {
   // What `e`, thrown by SOCI or by this backend, means. May inspect the native connection.
   virtual soci_failure classify(const soci::soci_error& e) = 0;
 
+  // Whether the native client receives notifications (PostgreSQL's LISTEN/NOTIFY). When true,
+  // listen() and await_notifications() work as notification_source's (connection.hpp) and throw
+  // soci::soci_error on failure.
+  virtual bool receives_notifications() const noexcept { return false; }
+  virtual void listen(const std::string& /*channel*/) {}
+  virtual std::vector<std::string> await_notifications(std::chrono::milliseconds /*timeout*/) { return {}; }
+
   // Lets go of the session without closing it (see connection::abandon).
   void leak() noexcept { leak_on_purpose(session_); }
 

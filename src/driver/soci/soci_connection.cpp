@@ -145,6 +145,22 @@ result soci_connection::exec_direct(std::string_view sql) {
   return guarded([&] { return backend_->run_direct(sql); });
 }
 
+void soci_connection::listen(const std::string& channel) {
+  guarded([&] {
+    backend_->listen(channel);
+    return result{};
+  });
+}
+
+std::vector<std::string> soci_connection::await(std::chrono::milliseconds timeout) {
+  std::vector<std::string> payloads;
+  guarded([&] {
+    payloads = backend_->await_notifications(timeout);
+    return result{};
+  });
+  return payloads;
+}
+
 void soci_connection::abandon() noexcept {
   broken_ = true;
   // Destroying a statement may talk to the server (PostgreSQL: DEALLOCATE) and destroying the

@@ -14,7 +14,7 @@
 
 namespace sqllock::detail {
 
-class soci_connection final : public connection {
+class soci_connection final : public connection, public notification_source {
  public:
   // Takes an open backend. `display` (the URI without its password) names it in errors.
   soci_connection(std::unique_ptr<soci_backend> backend, std::string display);
@@ -25,6 +25,12 @@ class soci_connection final : public connection {
   bool broken() const noexcept override { return broken_; }
   void abandon() noexcept override;
   std::string_view driver_name() const noexcept override { return "soci"; }
+  // PostgreSQL only: SOCI has no notification API, so the backend reads them from libpq.
+  notification_source* notifications() noexcept override {
+    return backend_->receives_notifications() ? this : nullptr;
+  }
+  void listen(const std::string& channel) override;
+  std::vector<std::string> await(std::chrono::milliseconds timeout) override;
 
  private:
   using handle = std::unique_ptr<soci_statement>;

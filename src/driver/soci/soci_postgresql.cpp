@@ -1,8 +1,15 @@
 // SOCI's postgresql backend: opening, reading PGresults, libpq errors.
+#include <poll.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <soci/postgresql/soci-postgresql.h>
 
@@ -85,6 +92,36 @@ class postgresql_backend final : public soci_backend {
       throw soci::postgresql_soci_error(message, state != nullptr && std::strlen(state) == 5 ? state : "     ");
     }
     return to_result(r.get());
+  }
+
+  bool receives_notifications() const noexcept override { return true; }
+
+  void listen(const std::string& channel) override {
+    std::string quoted = "\"";
+    for (char c : channel) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    run_direct("LISTEN " + quoted + "\"");
+  }
+
+  std::vector<std::string> await_notifications(std::chrono::milliseconds timeout) override {
+    PGconn* c = native();
+    std::vector<std::string> payloads;
+    const auto drain = [&] {
+      // "08006": the connection failed, so classify() marks it broken.
+      if (PQconsumeInput(c) == 0) throw soci::postgresql_soci_error(PQerrorMessage(c), "08006");
+      while (PGnotify* n = PQnotifies(c)) {
+        payloads.emplace_back(n->extra);
+        PQfreemem(n);
+      }
+    };
+    drain();  // some may have arrived with an earlier statement's reply
+    if (!payloads.empty()) return payloads;
+    pollfd fd{PQsocket(c), POLLIN, 0};
+    if (fd.fd < 0) throw soci::postgresql_soci_error("the connection has no socket", "08006");
+    const auto ms = std::clamp<std::int64_t>(timeout.count(), 0, std::numeric_limits<int>::max());
+    const int ready = ::poll(&fd, 1, static_cast<int>(ms));
+    if (ready < 0 && errno != EINTR) throw soci::postgresql_soci_error(std::strerror(errno), "08006");
+    if (ready > 0) drain();
+    return payloads;
   }
 
   soci_failure classify(const soci::soci_error& e) override {
