@@ -96,12 +96,13 @@ tail_logs() {
 # A freshly initialised data directory is kept per user and server build, so that later starts
 # copy it (about 0.2 s) instead of running initdb / mariadb-install-db (1-2 s each, several
 # times that on a busy machine). SQLLOCK_TEST_TEMPLATES=0 turns this off. Bump init_format when
-# the initialisation options below change.
+# the initialisation options below change. SQLLOCK_TEST_TEMPLATE_ROOT names the directory that
+# keeps them (scripts/test.sh gives each run its own and removes it at the end).
 init_format=1
 template_dir() {  # $1: pg|my, $2: text naming the server build; prints the template's path
   [[ "${SQLLOCK_TEST_TEMPLATES:-1}" != 0 ]] || return 1
   local root
-  root=${TMPDIR:-/tmp}/sqllock-test-templates-$(id -u)
+  root=${SQLLOCK_TEST_TEMPLATE_ROOT:-${TMPDIR:-/tmp}/sqllock-test-templates-$(id -u)}
   [[ -d "$root" ]] || mkdir -m 700 "$root" 2>/dev/null || return 1
   [[ -O "$root" && ! -L "$root" ]] || return 1  # never use another user's directory
   echo "$root/$1-$(cksum <<<"$init_format $2" | cut -d ' ' -f 1)"

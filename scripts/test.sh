@@ -18,6 +18,12 @@ asan_build=${SQLLOCK_ASAN_BUILD_DIR:-build-asan}
 jobs=$(nproc)
 export SQLLOCK_TEST_REQUIRE_SERVERS=1
 
+# Server templates (initialised data directories the private servers start from; see
+# test-servers.sh) live for this run only, so nothing is left behind.
+export SQLLOCK_TEST_TEMPLATE_ROOT
+SQLLOCK_TEST_TEMPLATE_ROOT=$(mktemp -d "${TMPDIR:-/tmp}/sqllock-templates.XXXXXX")
+trap 'rm -rf "$SQLLOCK_TEST_TEMPLATE_ROOT"' EXIT
+
 failures=()
 passed=0 failed=0 skipped=0
 times=()
