@@ -4,6 +4,15 @@
 find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)
 
+# ON, OFF or AUTO only (any case): anything else would silently act as AUTO.
+foreach(_option SQLLOCK_WITH_PQXX SQLLOCK_WITH_MYSQL SQLLOCK_WITH_SOCI)
+  string(TOUPPER "${${_option}}" _value)
+  if(NOT _value MATCHES "^(ON|OFF|AUTO)$")
+    message(FATAL_ERROR "${_option} is '${${_option}}'; use ON (required), OFF or AUTO (when found)")
+  endif()
+  set(${_option} "${_value}")
+endforeach()
+
 function(_sqllock_driver_result option found out)
   if(${option} STREQUAL "ON" AND NOT ${found})
     message(FATAL_ERROR "${option}=ON but its library was not found; run scripts/install-deps.sh")
