@@ -1,6 +1,6 @@
-// `sqllock status`, `sqllock release --force` and `sqllock reap` as programs (SQLLOCK_CLI) on every
-// driver × dialect pair: output parsed as a table and as JSON, exit codes, and the old holder's
-// lost-lock signal after a forced release.
+// `sqllock status`, `sqllock release --force`, `sqllock reap` and `sqllock migrate` as programs
+// (SQLLOCK_CLI) on every driver × dialect pair (migrate: SQLite and one server): output parsed as a
+// table and as JSON, exit codes, and the old holder's lost-lock signal after a forced release.
 #include <unistd.h>
 
 #include <atomic>
@@ -8,7 +8,9 @@
 #include <sstream>
 
 #include "core/lock_name.hpp"
+#include "sqllock/migrate.hpp"
 #include "sqllock/table_lock.hpp"
+#include "support/dead_port.hpp"
 #include "support/json.hpp"
 #include "support/lock_fixture.hpp"
 #include "support/lock_rows.hpp"
@@ -251,20 +253,157 @@ TEST_P(AdminCliTest, TheDatabaseComesFromSqllockDbWhenThereIsNoDbOption) {
   auto db = open();
   table_lock a(db, "from-env", opts(30s));
   a.lock();
-  const auto r = run_program({SQLLOCK_CLI, "status", "--table", table_, "--json"}, dir_, {{"SQLLOCK_DB", GetParam().uri}});
+  const std::map<std::string, std::string> env{{"SQLLOCK_DB", GetParam().uri}};
+  const auto r = run_program({SQLLOCK_CLI, "status", "--table", table_, "--json"}, dir_, env);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(parse_json(r.out)["locks"][0]["resource"].as_string(), "from-env");
+
+  insert_rows(db, {.prefix = "dead-", .count = 2, .expires_in = -1h});
+  const auto reaped = run_program({SQLLOCK_CLI, "reap", "--table", table_}, dir_, env);
+  ASSERT_EQ(reaped.code, 0) << reaped.err;
+  EXPECT_NE(reaped.out.find("reaped 2 expired lock rows from '" + table_ + "'"), std::string::npos) << reaped.out;
+
+  const auto released =
+      run_program({SQLLOCK_CLI, "release", "--table", table_, "--lock", "from-env", "--force"}, dir_, env);
+  ASSERT_EQ(released.code, 0) << released.err;
+  EXPECT_NE(released.out.find("released 'from-env' by force"), std::string::npos) << released.out;
+  EXPECT_EQ(rows(db), 0) << "both commands worked on $SQLLOCK_DB";
+}
+
+// On PostgreSQL, status also lists the advisory locks in pg_locks, whoever holds them.
+class AdminCliPostgresTest : public AdminCliTest {};
+
+TEST_P(AdminCliPostgresTest, StatusListsAdvisoryLocksOfAnySession) {
+  auto db = open();
+  // A 64-bit key beyond 32 bits (PostgreSQL splits it in pg_locks) and a shared two-key lock,
+  // both unique to this process: other tests hold advisory locks on the same server.
+  const std::int64_t key = -(std::int64_t{1} << 40) - ::getpid();
+  const std::int64_t k1 = ::getpid(), k2 = 7;
+  // Session locks, held by the pooled connection this statement ran on for as long as `db` lives.
+  const auto held = sql(db,
+                        "SELECT pg_backend_pid(), CAST(pg_try_advisory_lock(CAST($1 AS bigint)) AS integer),"
+                        " CAST(pg_try_advisory_lock_shared(CAST($2 AS integer), CAST($3 AS integer)) AS integer)",
+                        {key, k1, k2});
+  const std::string pid = held.rows.at(0).at(0).value();
+  ASSERT_EQ(held.rows[0].at(1).value(), "1");
+  ASSERT_EQ(held.rows[0].at(2).value(), "1");
+  const std::string pair = std::to_string(k1) + "," + std::to_string(k2);
+
+  const auto r = cli({"status"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto heading = r.out.find("\nadvisory locks (pg_locks, current database):\n");
+  ASSERT_NE(heading, std::string::npos) << r.out;
+  const auto section = parse_table(r.out.substr(r.out.find(":\n", heading) + 2));
+  EXPECT_EQ(section.header, (std::vector<std::string>{"PID", "KEY", "MODE", "GRANTED"}));
+  std::map<std::string, std::map<std::string, std::string>> mine;  // KEY → row, for our backend
+  for (const auto& row : section.rows)
+    if (row.at("PID") == pid) mine[row.at("KEY")] = row;
+  ASSERT_EQ(mine.size(), 2u) << r.out;
+  EXPECT_EQ(mine[std::to_string(key)]["MODE"], "ExclusiveLock") << r.out;
+  EXPECT_EQ(mine[std::to_string(key)]["GRANTED"], "yes") << r.out;
+  EXPECT_EQ(mine[pair]["MODE"], "ShareLock") << r.out;
+
+  const auto j = cli({"status", "--json"});
+  ASSERT_EQ(j.code, 0) << j.err;
+  std::map<std::vector<std::int64_t>, const json*> by_keys;  // for our backend
+  const json doc = parse_json(j.out);
+  for (const auto& a : doc["advisory_locks"].items) {
+    if (std::to_string(a["pid"].as_int()) != pid) continue;
+    std::vector<std::int64_t> keys;
+    for (const auto& k : a["keys"].items) keys.push_back(k.as_int());
+    by_keys[keys] = &a;
+  }
+  ASSERT_EQ(by_keys.size(), 2u) << j.out;
+  ASSERT_TRUE(by_keys.count({key})) << j.out;
+  EXPECT_EQ((*by_keys[{key}])["mode"].as_string(), "ExclusiveLock");
+  EXPECT_TRUE((*by_keys[{key}])["granted"].as_bool());
+  ASSERT_TRUE(by_keys.count({k1, k2})) << j.out;
+  EXPECT_EQ((*by_keys[{k1, k2}])["mode"].as_string(), "ShareLock");
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTargets, AdminCliTest, ::testing::ValuesIn(all_targets()),
                          [](const auto& info) { return info.param.name; });
 
-std::vector<target> mysql_targets() {
+std::vector<target> targets_of(dialect_kind dialect) {
   auto all = all_targets();
-  std::erase_if(all, [](const target& t) { return t.dialect != dialect_kind::mysql; });
+  std::erase_if(all, [&](const target& t) { return t.dialect != dialect; });
   return all;
 }
-INSTANTIATE_TEST_SUITE_P(MysqlTargets, AdminCliMysqlTest, ::testing::ValuesIn(mysql_targets()),
+INSTANTIATE_TEST_SUITE_P(MysqlTargets, AdminCliMysqlTest, ::testing::ValuesIn(targets_of(dialect_kind::mysql)),
+                         [](const auto& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(PostgresTargets, AdminCliPostgresTest,
+                         ::testing::ValuesIn(targets_of(dialect_kind::postgresql)),
+                         [](const auto& info) { return info.param.name; });
+
+// `sqllock migrate`, as the schema owner, on a table of its own. SQLite and one server suffice:
+// the command only reports what migrate() (tested on every pair in migrate_test) did.
+class MigrateCliTest : public ::testing::TestWithParam<target> {
+ protected:
+  void SetUp() override {
+    SQLLOCK_REQUIRE_SERVER(GetParam().owner_uri);
+    dir_ = make_temp_dir("sqllock-migrate-cli");
+    table_ = unique_name("mig");
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  // `sqllock migrate --table T [--db URI]`; without `with_db_option` the URI is in $SQLLOCK_DB.
+  run_result migrate_cli(bool with_db_option) const {
+    std::vector<std::string> argv{SQLLOCK_CLI, "migrate", "--table", table_};
+    if (with_db_option) argv.insert(argv.end(), {"--db", GetParam().owner_uri});
+    return run_program(argv, dir_, {{"SQLLOCK_DB", with_db_option ? "" : GetParam().owner_uri}});
+  }
+  database open_owner() const {
+    database_options o;
+    o.table = table_;
+    return database(GetParam().owner_uri, o);
+  }
+
+  fs::path dir_;
+  std::string table_;
+};
+
+TEST_P(MigrateCliTest, AppliesEveryMigrationOnceThenHasNothingToDo) {
+  const auto known = known_migrations(GetParam().dialect);
+  ASSERT_FALSE(known.empty());
+  std::string versions;
+  for (const auto& m : known) versions += " " + std::to_string(m.version);
+  const std::string newest = std::to_string(known.back().version);
+
+  const auto first = migrate_cli(/*with_db_option=*/false);
+  ASSERT_EQ(first.code, 0) << "the database comes from $SQLLOCK_DB: " << first.err;
+  EXPECT_NE(first.out.find("lock table '" + table_ + "' on "), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find(": applied" + versions + "; now at schema version " + newest + "\n"), std::string::npos)
+      << first.out;
+  auto db = open_owner();
+  EXPECT_EQ(schema_version(db), known.back().version);
+
+  const auto second = migrate_cli(/*with_db_option=*/true);
+  ASSERT_EQ(second.code, 0) << second.err;
+  EXPECT_NE(second.out.find("is at schema version " + newest + "; nothing to do\n"), std::string::npos) << second.out;
+}
+
+TEST_P(MigrateCliTest, ATamperedAppliedMigrationExitsWithTheSchemaCode) {
+  ASSERT_EQ(migrate_cli(/*with_db_option=*/true).code, 0);
+  auto db = open_owner();
+  EXPECT_EQ(sql(db, "UPDATE sqllock_schema_migrations SET checksum = $1 WHERE lock_table = $2 AND version = 1",
+                {std::string("tampered"), table_})
+                .affected,
+            1u);
+  const auto r = migrate_cli(/*with_db_option=*/true);
+  EXPECT_EQ(r.code, 4) << r.err;
+  EXPECT_NE(r.err.find("sqllock: migration 1 "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("was applied with checksum tampered"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("edited"), std::string::npos) << "the message says what happened: " << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+std::vector<target> migrate_cli_targets() {
+  auto all = as_owner(all_targets());
+  std::erase_if(all, [](const target& t) { return t.name != "soci_sqlite" && t.name != "pqxx_postgresql"; });
+  return all;
+}
+INSTANTIATE_TEST_SUITE_P(SqliteAndPostgres, MigrateCliTest, ::testing::ValuesIn(migrate_cli_targets()),
                          [](const auto& info) { return info.param.name; });
 
 // Usage errors and help need no database.
@@ -276,7 +415,7 @@ class AdminCliUsage : public ::testing::Test {
 };
 
 TEST_F(AdminCliUsage, EveryCommandHasHelpAndStableUsageErrors) {
-  for (const std::string cmd : {"status", "release", "reap"}) {
+  for (const std::string cmd : {"status", "release", "reap", "migrate"}) {
     const auto help = run_program({SQLLOCK_CLI, cmd, "--help"}, dir_);
     EXPECT_EQ(help.code, 0) << cmd;
     EXPECT_NE(help.out.find("usage: sqllock " + cmd), std::string::npos) << help.out;
@@ -286,7 +425,7 @@ TEST_F(AdminCliUsage, EveryCommandHasHelpAndStableUsageErrors) {
     EXPECT_NE(no_db.err.find("SQLLOCK_DB"), std::string::npos) << no_db.err;
   }
   const auto top = run_program({SQLLOCK_CLI, "--help"}, dir_);
-  for (const std::string cmd : {"status", "release", "reap"})
+  for (const std::string cmd : {"status", "release", "reap", "migrate"})
     EXPECT_NE(top.out.find("  " + cmd + " "), std::string::npos) << top.out;
   const std::string db = "sqlite://" + (dir_ / "x.db").string();
   EXPECT_EQ(run_program({SQLLOCK_CLI, "reap", "--db", db, "--batch", "0"}, dir_).code, 2);
@@ -298,6 +437,22 @@ TEST_F(AdminCliUsage, EveryCommandHasHelpAndStableUsageErrors) {
   EXPECT_EQ(run_program({SQLLOCK_CLI, "status", "--db", db}, dir_).code, 4);
   EXPECT_EQ(run_program({SQLLOCK_CLI, "reap", "--db", db}, dir_).code, 4);
   EXPECT_EQ(run_program({SQLLOCK_CLI, "release", "--db", db, "--lock", "x", "--force"}, dir_).code, 4);
+}
+
+// A database nobody answers for: every command exits 3 and says so, whichever server kind.
+TEST_F(AdminCliUsage, AnUnreachableDatabaseExits3) {
+  const dead_port refusing;
+  for (const std::string scheme : {"postgresql", "mysql"}) {
+    for (const auto& command : std::vector<std::vector<std::string>>{
+             {"status"}, {"release", "--lock", "x", "--force"}, {"reap"}, {"migrate"}}) {
+      std::vector<std::string> argv{SQLLOCK_CLI};
+      argv.insert(argv.end(), command.begin(), command.end());
+      argv.insert(argv.end(), {"--db", refusing.uri(scheme)});
+      const auto r = run_program(argv, dir_);
+      EXPECT_EQ(r.code, 3) << scheme << " " << command[0] << ": " << r.err;
+      EXPECT_NE(r.err.find("sqllock: database unreachable"), std::string::npos) << r.err;
+    }
+  }
 }
 
 }  // namespace

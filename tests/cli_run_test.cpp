@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "sqllock/database.hpp"
+#include "support/client_sessions.hpp"
+#include "support/dead_port.hpp"
 #include "support/fresh_database.hpp"
 #include "support/test_env.hpp"
 
@@ -168,6 +170,29 @@ std::string wait_for_file_sh(const fs::path& file) {
 // `sh -c SCRIPT` as a command.
 std::vector<std::string> sh_cmd(const std::string& script) { return {"sh", "-c", script}; }
 
+// A command for the signal and lost-lock cases, with its files in `dir`: it writes its pid to
+// `pid`, traps a signal (writing the signal's name to `got` and exiting), creates `ready` and
+// then waits (up to 60 s) for `release` to exist.
+struct trapping_command {
+  explicit trapping_command(const fs::path& dir)
+      : pid(dir / "cmd.pid"), got(dir / "cmd.got"), ready(dir / "cmd.ready"), release(dir / "cmd.release") {}
+
+  // The command line: on signal `sig` (a name without SIG, e.g. "TERM") it exits `code`.
+  std::vector<std::string> argv(const std::string& sig, int code) const {
+    return sh_cmd("echo $$ > '" + pid.string() + "'; trap 'echo " + sig + " > \"" + got.string() + "\"; exit " +
+                  std::to_string(code) + "' " + sig + "; touch '" + ready.string() + "'; " + wait_for_file_sh(release));
+  }
+  // Waits until the command run by `p` is ready (its trap is set); false when `p` exited first.
+  bool started(cli_process& p) const {
+    return eventually([&] { return fs::exists(ready) || !p.running(); }) && p.running();
+  }
+  void let_it_exit() const { std::ofstream(release).put('\n'); }
+  // Whether the command's process still exists.
+  bool alive() const { return ::kill(std::stoi(read_file(pid)), 0) == 0; }
+
+  fs::path pid, got, ready, release;
+};
+
 class CliRunTest : public ::testing::TestWithParam<target> {
  protected:
   void SetUp() override {
@@ -279,15 +304,12 @@ TEST_P(CliRunTest, ContentionGivesUpOrWaitsItsTurn) {
 }
 
 TEST_P(CliRunTest, SigtermIsForwardedAndTheLockReleasedAfterTheCommandExits) {
-  const auto ready = dir_ / "ready", got = dir_ / "got";
-  cli_process p(run_args("sig", {}, sh("trap 'echo TERM > \"" + got.string() + "\"; exit 9' TERM; touch '" +
-                                       ready.string() + "'; " + wait_for_file_sh(dir_ / "never"))),
-                dir_);
-  ASSERT_TRUE(eventually([&] { return fs::exists(ready) || !p.running(); }));
-  ASSERT_TRUE(p.running()) << p.err();
+  const trapping_command cmd(dir_);
+  cli_process p(run_args("sig", {}, cmd.argv("TERM", 9)), dir_);
+  ASSERT_TRUE(cmd.started(p)) << p.err();
   ::kill(p.pid(), SIGTERM);
   EXPECT_EQ(p.wait(), 9) << "sqllock exits with the command's status: " << p.err();
-  EXPECT_EQ(read_file(got), "TERM\n") << "the command received the SIGTERM";
+  EXPECT_EQ(read_file(cmd.got), "TERM\n") << "the command received the SIGTERM";
   EXPECT_EQ(run("sig", {"-n"}, {"true"}), 0) << "the lock was released";
 }
 
@@ -378,13 +400,9 @@ TEST_P(CliRunTest, TheCommandInheritsSqllocksDescriptorsButNoDatabaseConnection)
 }
 
 TEST_P(CliRunTest, LostLockStopsTheCommandAndExits5) {
-  const auto ready = dir_ / "ready", got = dir_ / "got", pidfile = dir_ / "pid";
-  cli_process p(run_args("lost", {"--ttl", "1s"},
-                         sh("echo $$ > '" + pidfile.string() + "'; trap 'echo TERM > \"" + got.string() +
-                            "\"; exit 0' TERM; touch '" + ready.string() + "'; " + wait_for_file_sh(dir_ / "never"))),
-                dir_);
-  ASSERT_TRUE(eventually([&] { return fs::exists(ready) || !p.running(); }));
-  ASSERT_TRUE(p.running()) << p.err();
+  const trapping_command cmd(dir_);
+  cli_process p(run_args("lost", {"--ttl", "1s"}, cmd.argv("TERM", 0)), dir_);
+  ASSERT_TRUE(cmd.started(p)) << p.err();
   {
     auto db = open();
     EXPECT_EQ(sql(db, "DELETE FROM " + table_ + " WHERE resource = $1", {std::string("lost")}).affected, 1u);
@@ -393,9 +411,8 @@ TEST_P(CliRunTest, LostLockStopsTheCommandAndExits5) {
   EXPECT_EQ(p.wait(10s), 5) << "exit_lock_lost although the command exited 0: " << p.err();
   EXPECT_LT(steady::now() - t0, 5s);
   EXPECT_NE(p.err().find("sqllock: lock 'lost' lost while the command was running"), std::string::npos) << p.err();
-  EXPECT_EQ(read_file(got), "TERM\n") << "the command was sent SIGTERM";
-  const pid_t cmd = std::stoi(read_file(pidfile));
-  EXPECT_NE(::kill(cmd, 0), 0) << "the command is gone";
+  EXPECT_EQ(read_file(cmd.got), "TERM\n") << "the command was sent SIGTERM";
+  EXPECT_FALSE(cmd.alive()) << "the command is gone";
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTargets, CliRunTest, ::testing::ValuesIn(all_targets()),
@@ -518,6 +535,50 @@ TEST_P(CliRunKindTest, SignalWhileWaitingEndsTheWait) {
   EXPECT_EQ(holder->wait(), 0) << holder->err();
 }
 
+// Ending sqllock's database sessions while CMD runs (an operator's pg_terminate_backend or KILL, a
+// failover). Advisory and named locks notice the dead session by their keepalive ping (every 5 s),
+// stop CMD with SIGTERM and exit 5. A row lock has no loss signal (README): CMD runs to its end,
+// and the commit that fails afterwards turns its status into 5.
+TEST_P(CliRunKindTest, KilledSessionEndsTheRunWithExit5) {
+  const trapping_command cmd(dir_);
+  cli_process p(run_args({}, cmd.argv("TERM", 0)), dir_);
+  ASSERT_TRUE(cmd.started(p)) << p.err();
+  const database admin(GetParam().db.owner_uri);  // may see and end the runtime role's sessions
+  const auto sessions = sessions_of_process(admin, p.pid());
+  // Sessions are traced by client port, which a container's port forwarding hides; the servers
+  // of scripts/test-servers.sh (which write their ports) are reached directly.
+  const bool ours = test_setting(GetParam().db.dialect == dialect_kind::postgresql ? "SQLLOCK_TEST_PG_PORT"
+                                                                                  : "SQLLOCK_TEST_MY_PORT")
+                        .has_value();
+  if (sessions.empty() && !ours) GTEST_SKIP() << "sqllock's sessions cannot be traced to it on this server";
+  ASSERT_FALSE(sessions.empty()) << "no database session of sqllock found";
+  for (const auto id : sessions) EXPECT_TRUE(kill_session(admin, id)) << id;
+
+  const bool row = GetParam().kind == "row";
+  if (row) {
+    // The command ends only once the server has closed the sessions, so its commit cannot win.
+    ASSERT_TRUE(eventually([&] { return sessions_of_process(admin, p.pid()).empty(); }, 10s));
+    EXPECT_TRUE(p.running()) << "a row lock's command runs on: " << p.err();
+    cmd.let_it_exit();
+  }
+  const auto t0 = steady::now();
+  EXPECT_EQ(p.wait(30s), 5) << "although the command exited 0: " << p.err();
+  if (row) {
+    EXPECT_NE(p.err().find("ending the transaction of row lock '" + lock_ + "' failed after the command ran"),
+              std::string::npos)
+        << p.err();
+    EXPECT_FALSE(fs::exists(cmd.got)) << "no SIGTERM: the loss shows only after the command";
+  } else {
+    EXPECT_LT(steady::now() - t0, 10s) << "noticed within the 5 s keepalive and a round trip";
+    EXPECT_NE(p.err().find("sqllock: lock '" + lock_ + "' lost while the command was running"), std::string::npos)
+        << p.err();
+    EXPECT_EQ(read_file(cmd.got), "TERM\n") << "the command was sent SIGTERM";
+    EXPECT_FALSE(cmd.alive()) << "the command is gone";
+  }
+  std::string err;
+  EXPECT_EQ(run({"-n"}, {"true"}, &err), 0) << "the server freed the lock with its session: " << err;
+}
+
 INSTANTIATE_TEST_SUITE_P(Kinds, CliRunKindTest, ::testing::ValuesIn(kind_cases(true)),
                          [](const auto& info) { return info.param.kind + "_" + info.param.db.name; });
 
@@ -600,11 +661,25 @@ TEST_F(CliRunSqliteTest, DatabaseFromTheEnvironment) {
 }
 
 TEST_F(CliRunSqliteTest, UnreachableDatabaseExits3) {
-  for (const std::string uri : {"postgresql://sqllock@127.0.0.1:1/none", "mysql://u:p@127.0.0.1:1/none",
-                                "sqlite:///nonexistent-sqllock-dir/locks.db"}) {
+  const dead_port refusing;
+  for (const std::string& uri :
+       {refusing.uri("postgresql"), refusing.uri("mysql"), std::string("sqlite:///nonexistent-sqllock-dir/locks.db")}) {
     std::string err;
     EXPECT_EQ(run_cli({"run", "--db", uri, "--lock", "x", "--", "true"}, dir_, &err), 3) << uri << "\n" << err;
   }
+}
+
+// SIGTERM forwarding is tested on every database (CliRunTest); SIGINT takes the same path once.
+TEST_F(CliRunSqliteTest, SigintIsForwardedToo) {
+  const trapping_command cmd(dir_);
+  std::vector<std::string> args{"run", "--db", uri_, "--lock", "int", "--"};
+  for (const auto& a : cmd.argv("INT", 9)) args.push_back(a);
+  cli_process p(args, dir_);
+  ASSERT_TRUE(cmd.started(p)) << p.err();
+  ::kill(p.pid(), SIGINT);
+  EXPECT_EQ(p.wait(), 9) << "sqllock exits with the command's status: " << p.err();
+  EXPECT_EQ(read_file(cmd.got), "INT\n") << "the command received the SIGINT";
+  EXPECT_EQ(run_cli({"run", "--db", uri_, "--lock", "int", "-n", "--", "true"}, dir_), 0) << "the lock was released";
 }
 
 TEST_F(CliRunSqliteTest, UnmigratedSqliteFileExits4) {

@@ -2,8 +2,6 @@
 // --interval as a daemon that stops within a second of SIGTERM/SIGINT, metrics, log lines, exit
 // codes, and the exact command lines shipped in docs/sqllock-reaper.service and
 // docs/operations.md.
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -12,6 +10,7 @@
 #include <regex>
 #include <sstream>
 
+#include "support/dead_port.hpp"
 #include "support/fresh_database.hpp"
 #include "support/lock_fixture.hpp"
 #include "support/lock_rows.hpp"
@@ -264,18 +263,10 @@ TEST_F(ReaperCliErrors, OnceReportsAMissingTableAndAnUnreachableDatabase) {
   EXPECT_EQ(count_events(missing.err, {"level=error", "event=pass"}), 1) << missing.err;
   EXPECT_NE(missing.err.find("sqllock migrate"), std::string::npos) << missing.err;
 
-  // A port nobody listens on (bound, never listened).
-  const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  socklen_t len = sizeof a;
-  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-  const std::string uri = "postgresql://nobody@127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/x";
+  const dead_port refusing;
   const auto metrics_file = dir_ / "m.prom";
-  const auto down = run_program({SQLLOCK_REAPER, "--once", "--db", uri, "--metrics-file", metrics_file.string()}, dir_);
-  ::close(s);
+  const auto down = run_program(
+      {SQLLOCK_REAPER, "--once", "--db", refusing.uri("postgresql"), "--metrics-file", metrics_file.string()}, dir_);
   EXPECT_EQ(down.code, 3) << down.err;
   EXPECT_NE(down.err.find("database unreachable"), std::string::npos) << down.err;
   const auto m = parse_metrics(read_text(metrics_file));
@@ -290,16 +281,8 @@ TEST_F(ReaperCliErrors, OnceReportsAMissingTableAndAnUnreachableDatabase) {
 // Against a database that refuses connections the daemon keeps running, logging each failed pass
 // and retrying after 1 s, then 2 s … (jittered down to half), capped at the interval.
 TEST_F(ReaperCliErrors, FailedPassesAreRetriedWithCappedExponentialBackoff) {
-  const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);  // bound, never listening
-  socklen_t len = sizeof a;
-  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-  const std::string uri = "postgresql://nobody@127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/x";
-
-  program p({SQLLOCK_REAPER, "--interval", "1500ms", "--db", uri}, dir_);
+  const dead_port refusing;
+  program p({SQLLOCK_REAPER, "--interval", "1500ms", "--db", refusing.uri("postgresql")}, dir_);
   const auto delays = [&] {
     std::vector<long long> out;
     std::istringstream in(p.err());
@@ -319,23 +302,13 @@ TEST_F(ReaperCliErrors, FailedPassesAreRetriedWithCappedExponentialBackoff) {
   ASSERT_TRUE(p.running());
   ::kill(p.pid(), SIGTERM);
   EXPECT_EQ(p.wait(5s), 0);
-  ::close(s);
 }
 
 // A server that accepts connections and never answers: the pass hangs in the connection
 // handshake, yet SIGTERM still ends the daemon within a second.
 TEST_F(ReaperCliErrors, SigtermEndsTheDaemonEvenWhileADatabaseCallHangs) {
-  const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_EQ(::listen(s, 16), 0);
-  socklen_t len = sizeof a;
-  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-  const std::string uri = "postgresql://nobody@127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/x";
-
-  program p({SQLLOCK_REAPER, "--interval", "1s", "--db", uri}, dir_);
+  const dead_port silent(/*listening=*/true);
+  program p({SQLLOCK_REAPER, "--interval", "1s", "--db", silent.uri("postgresql")}, dir_);
   ASSERT_TRUE(eventually([&] { return count_events(p.out(), {"event=start"}) == 1; }, 10s)) << p.err();
   std::this_thread::sleep_for(300ms);  // now inside the handshake (the connect timeout is 5 s)
   ASSERT_TRUE(p.running());
@@ -344,7 +317,6 @@ TEST_F(ReaperCliErrors, SigtermEndsTheDaemonEvenWhileADatabaseCallHangs) {
   EXPECT_EQ(p.wait(5s), 0) << p.err();
   EXPECT_LT(steady::now() - sent, 1s);
   EXPECT_EQ(count_events(p.err(), {"event=forced_exit"}), 1) << p.err();
-  ::close(s);
 }
 
 }  // namespace

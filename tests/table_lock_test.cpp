@@ -12,6 +12,7 @@
 #include "core/table_store.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/table_lock.hpp"
+#include "support/client_sessions.hpp"
 #include "support/lockable.hpp"
 #include "support/lock_fixture.hpp"
 
@@ -467,12 +468,14 @@ TEST_P(TableLockTest, MissingLockTableIsASchemaError) {
 INSTANTIATE_TEST_SUITE_P(AllTargets, TableLockTest, ::testing::ValuesIn(all_targets()),
                          [](const auto& info) { return info.param.name; });
 
+// Tests that need a server: triggers that sleep, sessions the server can end.
+//
 // A grant that reaches the client a full lease after the attempt was sent — the process or the
 // network paused between the server's grant and the client's reading of it — may already have
 // been taken over, so try_lock() must undo it and report false. A trigger that sleeps past the
-// lease inside the acquire statement stands in for the pause (server databases only: SQLite
-// cannot sleep in a trigger, and the check is in the dialect-free core).
-class TableLockLateGrantTest : public TableLockTest {
+// lease inside the acquire statement stands in for the pause (SQLite cannot sleep in a trigger,
+// and the check is in the dialect-free core).
+class TableLockServerTest : public TableLockTest {
  protected:
   // Makes every grant of a new hold or a re-entry (not a renewal) sleep 400 ms before it commits.
   void slow_down_grants() {
@@ -493,7 +496,7 @@ class TableLockLateGrantTest : public TableLockTest {
   }
 };
 
-TEST_P(TableLockLateGrantTest, AGrantThatArrivesAfterItsLeaseIsUndoneAndReportedFalse) {
+TEST_P(TableLockServerTest, AGrantThatArrivesAfterItsLeaseIsUndoneAndReportedFalse) {
   slow_down_grants();
   auto db = open();
   table_lock late(db, "late", opts(200ms, false));
@@ -505,7 +508,7 @@ TEST_P(TableLockLateGrantTest, AGrantThatArrivesAfterItsLeaseIsUndoneAndReported
   EXPECT_THROW(late.release(), not_held);
 }
 
-TEST_P(TableLockLateGrantTest, ALateReEntryIsUndoneAndLeavesTheCountAsItWas) {
+TEST_P(TableLockServerTest, ALateReEntryIsUndoneAndLeavesTheCountAsItWas) {
   auto db = open();
   table_lock held(db, "reentry", opts(300ms, false));
   ASSERT_TRUE(held.try_lock());
@@ -516,6 +519,35 @@ TEST_P(TableLockLateGrantTest, ALateReEntryIsUndoneAndLeavesTheCountAsItWas) {
   EXPECT_EQ(column(db, "reentry", "fence"), std::to_string(fence));
 }
 
+// The server ends every session of this process (as a restart or an operator would): the
+// next attempt on the dead pooled connection fails with a typed connection error, or succeeds
+// on a fresh one, and the handle recovers without being recreated.
+TEST_P(TableLockServerTest, KilledSessionsGiveTypedErrorsAndTheHandleRecovers) {
+  auto db = open();
+  table_lock lock(db, "revived", opts(30s, false));
+  ASSERT_TRUE(lock.try_lock());
+  lock.release();  // its connection is now idle in the pool
+  auto admin = open_owner();
+  const auto sessions = sessions_of_process(admin, ::getpid());
+  ASSERT_FALSE(sessions.empty()) << "found none of this process's sessions";
+  for (const auto id : sessions) EXPECT_TRUE(kill_session(admin, id));
+  std::this_thread::sleep_for(200ms);  // the server closes them
+  int failures = 0;
+  bool locked = false;
+  for (int attempt = 0; attempt < 5 && !locked; ++attempt) {
+    try {
+      locked = lock.try_lock();
+    } catch (const connection_error& e) {
+      ++failures;
+      EXPECT_NE(std::string(e.what()).find("connection"), std::string::npos) << e.what();
+    }
+  }
+  ASSERT_TRUE(locked) << "the handle did not recover after " << failures << " failed attempts";
+  EXPECT_LE(failures, 2) << "each dead pooled connection may fail once, then is replaced";
+  lock.release();
+  EXPECT_EQ(rows(db), 0);
+}
+
 std::vector<target> server_targets() {
   std::vector<target> out;
   for (auto& t : all_targets())
@@ -523,7 +555,7 @@ std::vector<target> server_targets() {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(ServerTargets, TableLockLateGrantTest, ::testing::ValuesIn(server_targets()),
+INSTANTIATE_TEST_SUITE_P(ServerTargets, TableLockServerTest, ::testing::ValuesIn(server_targets()),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace

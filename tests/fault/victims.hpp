@@ -3,8 +3,7 @@
 // Sessions are found per lock kind: those holding an advisory lock (pg_locks), a GET_LOCK lock
 // (IS_USED_LOCK of each resource's server-side name), a row lock (a transaction idle inside its
 // critical section / InnoDB transactions with locked rows), or — table locks hold no session —
-// any client session. A session is tied to its process by the client's TCP port: the socket with
-// that local port in /proc/net/tcp, then the process that has it open.
+// any client session; support/client_sessions.hpp ties each to the process with its TCP port.
 #pragma once
 
 #include <sys/types.h>
@@ -14,6 +13,7 @@
 
 #include "fault/config.hpp"
 #include "sqllock/database.hpp"
+#include "support/client_sessions.hpp"
 
 namespace sqllock::fault {
 
@@ -26,11 +26,7 @@ struct victim {
 std::vector<victim> find_victims(const database& admin, lock_kind kind, int resources, int server_port,
                                  const std::vector<pid_t>& workers);
 
-// Ends the session (pg_terminate_backend / KILL). Returns whether the server accepted.
-bool kill_session(const database& admin, std::int64_t session);
-
-// The process among `candidates` owning the TCP socket 127.0.0.1:client_port → :server_port; 0
-// when none does.
-pid_t process_of_client_port(int client_port, int server_port, const std::vector<pid_t>& candidates);
+// Ends a victim's session (pg_terminate_backend / KILL): see support/client_sessions.hpp.
+using test::kill_session;
 
 }  // namespace sqllock::fault
