@@ -637,6 +637,7 @@ TEST_F(CliRunSqliteTest, BadInputIsAUsageError) {
       {"run", "--db", uri_, "--lock", "x", "--kind", "bogus", "--", "true"},     // unknown kind
       {"run", "--db", uri_, "--lock", "x", "--kind", "named", "--ttl", "1s", "--", "true"},  // ttl: table only
       {"run", "--db", "nosuchscheme://x", "--lock", "x", "--", "true"},           // bad URI
+      {"run", "--db", "--lock", "x", "--", "true"},                               // --db without its value
   };
   for (const auto& args : bad) {
     std::string err;
@@ -650,6 +651,10 @@ TEST_F(CliRunSqliteTest, BadInputIsAUsageError) {
   EXPECT_NE(err.find("500ms, 30s, 5m, 1h"), std::string::npos) << "the message shows the accepted forms: " << err;
   run_cli({"run", "--db", uri_, "--lock", "x", "--kind", "bogus", "--", "true"}, dir_, &err);
   EXPECT_NE(err.find("use table, row, advisory or named"), std::string::npos) << err;
+  run_cli({"run", "--lock", "x", "--db", "--frobnicate", "--", "true"}, dir_, &err);
+  EXPECT_NE(err.find("--db needs a value, not the option --frobnicate"), std::string::npos) << err;
+  EXPECT_EQ(run_cli({"run", "--db", uri_, "--lock=--dashes", "--", "true"}, dir_, &err), 0)
+      << "a value that starts with -- can be given with =: " << err;
   EXPECT_FALSE(fs::exists(dir_ / "true")) << "nothing ran";
 }
 

@@ -16,6 +16,11 @@ std::optional<std::string> args::take(std::string_view name, std::string_view sh
     if (a == long_form || (!short_form.empty() && a == short_form)) {
       if (i + 1 >= argv_.size() || argv_[i + 1] == "--") throw usage_error{a + " needs a value"};
       std::string v = argv_[i + 1];
+      // `--db --once` forgot the value; taking "--once" for it would hide the mistake behind a
+      // confusing error about the value. A value that does start with "--" can use the = form.
+      if (v.size() > 2 && v.rfind("--", 0) == 0)
+        throw usage_error{a + " needs a value, not the option " + v + " (write " + long_form + "=" + v +
+                          " for a value that starts with --)"};
       argv_.erase(argv_.begin() + static_cast<long>(i), argv_.begin() + static_cast<long>(i) + 2);
       return v;
     }
