@@ -19,3 +19,6 @@ target_compile_definitions(session_lock_restart_test PRIVATE
   SQLLOCK_TEST_DEFAULT_ENV_FILE="${SQLLOCK_TEST_STATE_DIR}/env")
 gtest_discover_tests(session_lock_restart_test DISCOVERY_TIMEOUT 30
   PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE FIXTURES_REQUIRED servers)
+
+# Network loss under a pinned session, through a TCP proxy that freezes (support/tcp_proxy).
+sqllock_add_test(session_lock_netloss_test SOURCES session_lock_netloss_test.cpp SERVERS TIMEOUT 120)

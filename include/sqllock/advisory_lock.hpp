@@ -3,7 +3,9 @@
 //
 // Two scopes:
 //   * advisory_lock — a session-level lock, held until unlocked or until its session ends. While an
-//     owner holds one, one pooled connection is pinned for it (see session_lock_options.hpp).
+//     owner holds one, one pooled connection is pinned for it, and a keepalive ping reports a dead
+//     session (killed, or unreachable) as a lost lock within keepalive + 1 s (see
+//     session_lock_options.hpp).
 //   * with_advisory_xact_lock(db, key, fn) — a transaction-level lock: sqllock opens a transaction,
 //     takes pg_advisory_xact_lock, runs fn and commits (rolls back if fn throws). The lock ends
 //     with the transaction; there is nothing to unlock.

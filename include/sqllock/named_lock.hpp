@@ -8,8 +8,9 @@
 //
 // A named lock belongs to a database session: one pooled connection is pinned while the owner
 // holds any (see session_lock_options.hpp), and the server frees the lock when that session ends
-// (process killed, connection lost, KILL by an operator). A dead session is noticed by a keepalive
-// ping and reported as a lost lock.
+// (process killed, connection lost, KILL by an operator). A dead session — its keepalive ping
+// fails, or gets no answer because the network dropped the packets — is reported as a lost lock
+// within keepalive + 1 s (see session_lock_options.hpp).
 //
 // Names. GET_LOCK names are server-wide (not per schema) and limited to 64 characters on MySQL;
 // MariaDB documents them as case-insensitive. sqllock therefore never sends a name as it is: the

@@ -6,7 +6,12 @@
 // handle, and gives it back to the pool once the owner holds none. The server frees the locks the
 // moment the session ends — the process died, the connection broke, an operator killed it — so a
 // crashed holder never blocks anyone. The holder itself learns of a dead session from a keepalive
-// ping every `keepalive` period (or from its next statement): the lock is then *lost*.
+// ping every `keepalive` period (or from its next statement): the lock is then *lost*. A ping that
+// fails (session killed, connection closed) and a ping that gets no answer for 0.8 s (packets
+// dropped, server frozen — where TCP alone would take a quarter of an hour to give up) both mean a
+// dead session, so either is reported within keepalive + 1 s. The server cannot be told of a
+// network loss: it frees the locks when it notices the dead connection itself (its TCP keepalive
+// settings), or at once if the connection comes back, since sqllock then closes it.
 #pragma once
 
 #include <chrono>
@@ -24,13 +29,15 @@ struct session_lock_options {
   // bytes.
   std::string owner;
 
-  // How often a session that holds locks is pinged to notice that it died. A dead session is
-  // reported within about keepalive + one round trip. Between 10 ms and 1 hour.
+  // How often a session that holds locks is pinged to notice that it died. A dead session — its
+  // ping fails, or stays unanswered for 0.8 s — is reported within keepalive + 1 s; after that,
+  // unlock()/release() return at once (not_held) instead of waiting on the dead connection.
+  // Between 10 ms and 1 hour.
   std::chrono::milliseconds keepalive = std::chrono::seconds(5);
 
   // Called once when the session holding this object's locks dies, on the thread that noticed
-  // (sqllock's keepalive thread, or a thread whose statement failed). Must not block for long
-  // and must not throw (exceptions are swallowed).
+  // (one of sqllock's keepalive threads, or a thread whose statement failed). Must not block for
+  // long and must not throw (exceptions are swallowed).
   std::function<void()> on_lost;
 
   // Called when unlock() (which must not throw) fails; receives the error. Default: one line on

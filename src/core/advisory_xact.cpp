@@ -93,9 +93,10 @@ bool run_with_advisory_xact_lock(const database& db, const advisory_key& key,
   } catch (...) {
     failure = std::current_exception();
   }
-  use.lock();
+  // Not waiting on a lost session: a ping hung on its dead connection may hold s.use for minutes.
+  const bool usable = registry->lock_use(s, use, std::nullopt) == use_wait::locked && s.conn;
   registry->add_holds(s, -1);
-  if (!s.conn) {  // the session died while body ran
+  if (!usable) {  // the session died while body ran
     if (failure) std::rethrow_exception(failure);
     throw lock_lost("the database session holding the transaction-level advisory lock " + key.to_string() +
                     " died while the function ran: the lock ended then, so the work may have overlapped "

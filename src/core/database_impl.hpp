@@ -28,6 +28,11 @@ class pooled_connection {
   pooled_connection& operator=(pooled_connection&&) noexcept = default;
   ~pooled_connection();
 
+  // Closes the connection now instead of returning it to the pool; then holds none. For a
+  // connection whose session must end (it may hold locks nobody tracks any more) when the pool may
+  // already be gone.
+  void close() noexcept { conn_.reset(); }
+
   connection& operator*() const noexcept { return *conn_; }
   connection* operator->() const noexcept { return conn_.get(); }
 

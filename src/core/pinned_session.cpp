@@ -13,8 +13,10 @@ namespace {
 
 using steady = std::chrono::steady_clock;
 
-// How soon the keepalive looks again at a session that was busy with a statement of its owner.
-constexpr std::chrono::milliseconds kBusyRetry{100};
+// How often an owner waiting for a session's `use` checks whether the session was lost meanwhile.
+// Only a wait behind another statement polls (a free session locks at once), and a hung ping is
+// declared lost after kPingTimeout, so this adds little to the time an unlock takes.
+constexpr std::chrono::milliseconds kLostPoll{20};
 
 // Lets go of a connection that must not go back to the pool and cannot be reset: it is marked
 // broken, so the pool discards it. PostgreSQL drivers close the socket, which ends the session
@@ -52,17 +54,26 @@ std::shared_ptr<session_registry> session_registry::of(const database& db) {
 }
 
 session_registry::session_registry(const database& db)
-    : db_(db), impl_(database_access::impl(db)), pid_(process_id()) {}
+    : db_(db), impl_(database_access::impl(db)), pid_(process_id()), sync_(std::make_shared<registry_sync>()),
+      mu_(sync_->mu) {}
 
 session_registry::~session_registry() {
-  if (!thread_) return;
   if (process_id() != pid_) {
-    (void)thread_.release();  // the parent's thread; it does not exist in this process
+    // The parent's threads do not exist in this process: nothing to stop or wait for.
+    if (thread_) (void)thread_.release();
     return;
   }
-  thread_->request_stop();
-  changed_.notify_all();
-  thread_->join();
+  if (thread_) {
+    thread_->request_stop();
+    sync_->changed.notify_all();
+    thread_->join();
+  }
+  // Pingers finish the ping they are in (none can be hung here: a hung ping is written off before
+  // its owner may go on, see lock_use) and leave.
+  std::unique_lock lock(mu_);
+  closing_ = true;
+  sync_->work.notify_all();
+  sync_->changed.wait(lock, [&] { return pingers_ == 0; });
 }
 
 std::shared_ptr<pinned_session> session_registry::insert(const std::string& owner, pooled_connection conn,
@@ -108,11 +119,13 @@ void session_registry::pin_existing(pinned_session& s) {
 void session_registry::unpin(const std::shared_ptr<pinned_session>& s) noexcept {
   if (!s) return;
   if (s->pid != process_id()) return;  // the parent's session: never touched in a forked child
-  std::unique_lock use(s->use);
+  std::unique_lock use(s->use, std::defer_lock);
+  const bool locked = lock_use(*s, use, std::nullopt) == use_wait::locked;
   std::optional<pooled_connection> idle;
   {
     std::lock_guard lock(mu_);
-    if (--s->users > 0 || s->holds > 0 || s->lost) return;
+    // A lost session's connection is gone already, or belongs to the pinger stuck in its ping.
+    if (--s->users > 0 || s->holds > 0 || s->lost || !locked) return;
     if (auto it = sessions_.find(s->owner); it != sessions_.end() && it->second == s) sessions_.erase(it);
     idle.swap(s->conn);
   }
@@ -125,18 +138,39 @@ void session_registry::unpin(const std::shared_ptr<pinned_session>& s) noexcept 
   }
 }
 
-void session_registry::add_holds(pinned_session& s, std::int64_t delta) {
-  {
-    std::lock_guard lock(mu_);
-    const bool first = s.holds == 0 && delta > 0;
-    s.holds = std::max<std::int64_t>(0, s.holds + delta);
-    if (!first) return;
-    s.next_ping = steady::now() + s.keepalive;
-    if (!thread_) thread_ = std::make_unique<std::jthread>([this](std::stop_token st) { keepalive_loop(st); });
-    if (s.next_ping >= scheduled_) return;  // the thread wakes before this ping is due anyway
-    ++changes_;
+use_wait session_registry::lock_use(pinned_session& s, std::unique_lock<std::timed_mutex>& use,
+                                    std::optional<steady::time_point> deadline) {
+  if (use.try_lock()) return use_wait::locked;
+  while (true) {
+    if (view(s).lost) return use_wait::lost;
+    auto until = steady::now() + kLostPoll;
+    if (deadline) {
+      if (steady::now() >= *deadline) return use_wait::timed_out;
+      until = std::min(until, *deadline);
+    }
+    if (use.try_lock_until(until)) return use_wait::locked;
   }
-  changed_.notify_all();
+}
+
+void session_registry::add_holds(pinned_session& s, std::int64_t delta) {
+  std::lock_guard lock(mu_);
+  const bool first = s.holds == 0 && delta > 0;
+  s.holds = std::max<std::int64_t>(0, s.holds + delta);
+  if (!first) return;
+  s.next_ping = steady::now() + s.keepalive;
+  if (!thread_) thread_ = std::make_unique<std::jthread>([this](std::stop_token st) { keepalive_loop(st); });
+  reschedule(s);
+}
+
+callbacks session_registry::mark_lost(pinned_session& s) {
+  callbacks out;
+  if (s.lost) return out;
+  s.lost = true;
+  s.stop.request_stop();
+  for (auto& [key, cb] : s.on_lost)
+    if (cb) out.push_back(cb);
+  if (auto it = sessions_.find(s.owner); it != sessions_.end() && it->second.get() == &s) sessions_.erase(it);
+  return out;
 }
 
 callbacks session_registry::lose(pinned_session& s) noexcept {
@@ -145,11 +179,7 @@ callbacks session_registry::lose(pinned_session& s) noexcept {
   {
     std::lock_guard lock(mu_);
     if (s.lost) return out;
-    s.lost = true;
-    s.stop.request_stop();
-    for (auto& [key, cb] : s.on_lost)
-      if (cb) out.push_back(cb);
-    if (auto it = sessions_.find(s.owner); it != sessions_.end() && it->second.get() == &s) sessions_.erase(it);
+    out = mark_lost(s);
     dead.swap(s.conn);
   }
   // A session is lost because its connection broke, so the pool discards it anyway; make sure of
@@ -171,73 +201,6 @@ void session_registry::set_on_lost(pinned_session& s, const void* key, std::func
 void session_registry::clear_on_lost(pinned_session& s, const void* key) {
   std::lock_guard lock(mu_);
   s.on_lost.erase(key);
-}
-
-callbacks session_registry::ping(const std::shared_ptr<pinned_session>& s) {
-  std::unique_lock use(s->use, std::try_to_lock);
-  if (!use) {
-    // A statement of the owner is running on it, and will fail at once if the session dies.
-    std::lock_guard lock(mu_);
-    s->next_ping = steady::now() + std::min(s->keepalive, std::chrono::duration_cast<std::chrono::milliseconds>(kBusyRetry));
-    return {};
-  }
-  if (!s->conn) return {};  // went back to the pool or was lost meanwhile
-  bool alive = true;
-  try {
-    (*s->conn)->exec_direct(keepalive_statement(impl_.dialect()));
-  } catch (const std::exception&) {
-    // Only a broken connection means a dead session; any other error came from a live server.
-    alive = !(*s->conn)->broken();
-  }
-  if (alive) {
-    std::lock_guard lock(mu_);
-    s->next_ping = steady::now() + s->keepalive;
-    return {};
-  }
-  return lose(*s);
-}
-
-void session_registry::keepalive_loop(std::stop_token stop) {
-  std::unique_lock lock(mu_);
-  while (!stop.stop_requested()) {
-    const auto now = steady::now();
-    auto next = steady::time_point::max();
-    std::vector<std::shared_ptr<pinned_session>> due;
-    for (const auto& [owner, s] : sessions_) {
-      if (s->holds == 0 || s->lost) continue;
-      if (s->next_ping <= now)
-        due.push_back(s);
-      else
-        next = std::min(next, s->next_ping);
-    }
-    if (due.empty()) {
-      // Until the next ping is due, a session gets its first hold, or the registry closes.
-      const auto seen = changes_;
-      const auto changed = [&] { return changes_ != seen; };
-      scheduled_ = next;
-      if (next == steady::time_point::max())
-        changed_.wait(lock, stop, changed);
-      else
-        changed_.wait_until(lock, stop, next, changed);
-      scheduled_ = steady::time_point::min();
-      continue;
-    }
-    lock.unlock();
-    callbacks lost;
-    for (const auto& s : due) {
-      auto cbs = ping(s);
-      lost.insert(lost.end(), cbs.begin(), cbs.end());
-    }
-    if (!lost.empty()) {
-      // A callback may destroy the last lock object, and with it the last other owner of this
-      // registry; destroying the registry on this thread would join this very thread. So hold a
-      // reference while they run, and let a short-lived thread drop it.
-      auto self = weak_from_this().lock();
-      run_callbacks(lost);
-      if (self) std::thread([keep = std::move(self)]() mutable { keep.reset(); }).detach();
-    }
-    lock.lock();
-  }
 }
 
 }  // namespace sqllock::detail

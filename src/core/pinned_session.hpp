@@ -8,10 +8,20 @@
 // the server counts it.
 //
 // A dead session frees its locks on the server at once, but an idle client finds out only when it
-// next talks (TCP keepalives alone take minutes). So one keepalive thread per handle pings every
-// session that holds locks every `keepalive` period; a ping that finds the connection broken marks
-// the session lost: its stop_source is signalled, its on_lost callbacks run, and its connection is
-// discarded. A session whose statement fails because the connection broke is lost the same way.
+// next talks (TCP keepalives alone take minutes). So every session that holds locks is pinged
+// every `keepalive` period. A dead session shows in one of two ways: the ping fails because the
+// connection broke (the server killed the session or closed the socket), or the ping does not
+// answer at all (packets are dropped, the server is frozen) — then nothing fails until TCP gives
+// up, about 15 minutes later on Linux. Either way the session is marked lost: its stop_source is
+// signalled, its on_lost callbacks run, and its connection never goes back to the pool. A session
+// whose statement fails because the connection broke is lost the same way.
+//
+// Threads (see session_keepalive.cpp): the keepalive thread of a registry never talks to a
+// server. It hands due pings to pinger threads and declares lost any session whose ping has not
+// answered kPingTimeout after it started; the pinger stuck in that ping is written off (it closes
+// the connection and exits whenever the ping returns) and the others keep pinging every other
+// session. Owners waiting for a session's `use` give up as soon as it is lost (lock_use), so an
+// unlock never waits on a hung connection.
 #pragma once
 
 #include <sys/types.h>
@@ -19,6 +29,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -39,14 +50,22 @@ using callbacks = std::vector<std::function<void()>>;
 // Runs each callback, swallowing exceptions (a user callback must not take a thread down).
 void run_callbacks(callbacks& cbs) noexcept;
 
+// A ping that has not answered this long after it was sent finds a dead connection (dropped
+// packets or a frozen server): `SELECT 1` takes a round trip, not most of a second — though on a
+// loaded machine (CI: two cores, sanitizers) a reply can be late by a few hundred ms, and a false
+// loss stops the holder's work. Together with the keepalive period it is the detection bound the
+// contract promises (keepalive + 1 s), with 200 ms to spare for scheduling delays.
+inline constexpr std::chrono::milliseconds kPingTimeout{800};
+
 struct pinned_session {
   pinned_session(std::string owner_key, pooled_connection c, std::chrono::milliseconds keepalive_period);
 
   const std::string owner;  // "t:<thread id>", "k:<owner key>" or "x:<n>" (a private transaction)
   const pid_t pid;          // the process that opened it; a forked child must not touch it
 
-  // Held while a statement runs on `conn`: by lock operations and by the keepalive's ping.
-  // Timed, so that a bounded acquire does not wait past its deadline for another user.
+  // Held while a statement runs on `conn`: by lock operations and by a ping. Timed, so that a
+  // bounded acquire does not wait past its deadline for another user. Take it with
+  // session_registry::lock_use: a ping stuck on a dead network holds it until TCP gives up.
   std::timed_mutex use;
   // Guarded by `use`. Empty once the session was lost or went back to the pool.
   std::optional<pooled_connection> conn;
@@ -62,6 +81,14 @@ struct pinned_session {
   std::chrono::steady_clock::time_point next_ping;
   std::stop_source stop;
   std::map<const void*, std::function<void()>> on_lost;  // by lock object
+  // Where its ping is: not due yet, waiting for a pinger, or sent (the pinger holds `use`).
+  enum class ping_phase { idle, queued, running } ping = ping_phase::idle;
+  std::chrono::steady_clock::time_point ping_since;  // when it was queued / sent
+  // The ping now running looked overdue only because the keepalive thread itself woke late, and
+  // got a moment more (once per ping; see session_keepalive.cpp).
+  bool ping_reprieved = false;
+  // Declared lost while its ping hung: the pinger stuck in it owns `conn` and closes it.
+  bool written_off = false;
 };
 
 // A consistent copy of a session's state.
@@ -71,6 +98,17 @@ struct session_view {
   std::stop_token stop;
 };
 
+// How lock_use ended.
+enum class use_wait { locked, lost, timed_out };
+
+// The registry's mutex and wake-ups, in their own block shared with the pinger threads: a pinger
+// written off while stuck in a ping may outlive the registry, and still locks this afterwards.
+struct registry_sync {
+  std::mutex mu;
+  std::condition_variable_any changed;  // wakes the keepalive thread; the destructor waits on it
+  std::condition_variable work;         // wakes idle pingers
+};
+
 class session_registry : public std::enable_shared_from_this<session_registry> {
  public:
   // The registry of `db`'s handle in this process, created on first use and kept while any lock
@@ -78,6 +116,7 @@ class session_registry : public std::enable_shared_from_this<session_registry> {
   static std::shared_ptr<session_registry> of(const database& db);
 
   explicit session_registry(const database& db);
+  // Stops the keepalive thread and waits for the pingers, except those written off.
   ~session_registry();
   session_registry(const session_registry&) = delete;
   session_registry& operator=(const session_registry&) = delete;
@@ -96,8 +135,14 @@ class session_registry : public std::enable_shared_from_this<session_registry> {
   void pin_existing(pinned_session& s);
   // One user fewer. A session with no users and no holds leaves the registry and its connection
   // goes back to the pool — after a reset when dirty, closed when that fails. The caller must not
-  // hold s.use.
+  // hold s.use. Returns at once for a lost session, even while a hung ping still holds s.use.
   void unpin(const std::shared_ptr<pinned_session>& s) noexcept;
+
+  // Locks s.use into `use` (which must not own it yet), waiting until `deadline` (nullopt: as
+  // long as it takes) — but gives up once the session is lost: a ping stuck on a dead network
+  // holds s.use until TCP gives up. `locked` may still find s.conn empty (lost meanwhile).
+  use_wait lock_use(pinned_session& s, std::unique_lock<std::timed_mutex>& use,
+                    std::optional<std::chrono::steady_clock::time_point> deadline);
 
   // Records lock levels taken (+) or given back (−). The first hold schedules pings.
   void add_holds(pinned_session& s, std::int64_t delta);
@@ -112,17 +157,30 @@ class session_registry : public std::enable_shared_from_this<session_registry> {
   void clear_on_lost(pinned_session& s, const void* key);
 
  private:
+  // session_keepalive.cpp: the schedule and the pings.
   void keepalive_loop(std::stop_token stop);
-  // Pings one session; returns the on_lost callbacks to run when it turned out dead.
-  callbacks ping(const std::shared_ptr<pinned_session>& s);
+  // Runs due pings until the registry closes or another pinger is idle too. `sync` is the
+  // thread's own reference: after a write-off it touches nothing else of the registry.
+  void pinger_loop(std::shared_ptr<registry_sync> sync) noexcept;
+  // Starts one more pinger; false when no thread could be started. Requires mu_.
+  bool start_pinger() noexcept;
+  // Declares a session with a hung ping lost and writes its pinger off. Requires mu_.
+  [[nodiscard]] callbacks write_off(pinned_session& s);
+  // Wakes the keepalive thread when `s` is due before it would wake anyway. Requires mu_.
+  void reschedule(const pinned_session& s);
+  // Runs on_lost callbacks that may destroy the last owner of this registry (see the .cpp).
+  void run_lost_callbacks(callbacks& cbs) noexcept;
+
+  // Marks `s` lost and forgets it; returns its callbacks. Requires mu_.
+  callbacks mark_lost(pinned_session& s);
   std::shared_ptr<pinned_session> insert(const std::string& owner, pooled_connection conn,
                                          std::chrono::milliseconds keepalive);  // requires mu_
 
   const database db_;  // keeps the handle (and its pool) alive as long as any session
   database_impl& impl_;
   const pid_t pid_;
-  mutable std::mutex mu_;
-  std::condition_variable_any changed_;
+  const std::shared_ptr<registry_sync> sync_;
+  std::mutex& mu_;  // sync_->mu
   std::uint64_t changes_ = 0;  // counts first holds, so the keepalive rechecks its schedule
   // When the sleeping keepalive thread wakes next; min() while it is awake (it re-reads every
   // session before sleeping again). A first hold wakes it only when its ping is due earlier, so a
@@ -130,6 +188,12 @@ class session_registry : public std::enable_shared_from_this<session_registry> {
   std::chrono::steady_clock::time_point scheduled_ = std::chrono::steady_clock::time_point::min();
   std::map<std::string, std::shared_ptr<pinned_session>> sessions_;  // live sessions by owner
   std::uint64_t next_private_ = 0;
+  // Pings waiting for a pinger, and the pinger threads (detached; counted so the destructor can
+  // wait for them — a written-off one no longer counts). Guarded by mu_.
+  std::deque<std::shared_ptr<pinned_session>> due_;
+  int pingers_ = 0;
+  int idle_pingers_ = 0;
+  bool closing_ = false;  // the destructor runs: pingers leave
   // Started with the first hold. A pointer so that a forked child can leak it: the thread does not
   // exist there, and joining it would hang.
   std::unique_ptr<std::jthread> thread_;

@@ -85,12 +85,11 @@ bool session_lock::acquire(lock_mode mode, std::optional<steady::time_point> dea
   for (std::size_t attempt = 0;; ++attempt) {
     session_pin pin(*reg, reg->pin(owner, options_.keepalive));
     std::unique_lock use(pin->use, std::defer_lock);
-    if (!deadline) {
-      use.lock();
-    } else if (!use.try_lock_until(std::max(*deadline, steady::now() + kSessionBusyGrace))) {
-      return false;  // another thread of this owner is still waiting on the session
-    }
-    if (!pin->conn) {  // found dead by the keepalive meanwhile; the owner gets a new session
+    const auto waited = reg->lock_use(
+        *pin, use, deadline ? std::optional(std::max(*deadline, steady::now() + kSessionBusyGrace)) : std::nullopt);
+    // Timed out: another thread of this owner is still waiting on the session.
+    if (waited == use_wait::timed_out) return false;
+    if (waited == use_wait::lost || !pin->conn) {  // found dead meanwhile; the owner gets a new session
       if (attempt < retries) continue;
       throw connection_error("the database session for " + protocol_->description() +
                              " keeps failing; check the server and retry");
@@ -167,8 +166,10 @@ void session_lock::release_as(const std::string& owner, lock_mode mode, bool clo
       "freed it then; the work it guarded may have overlapped another holder's";
   reg->pin_existing(*s);
   session_pin pin(*reg, s);
-  std::unique_lock use(s->use);
-  if (!s->conn) {
+  // A lost session is not waited for: a ping hung on its dead connection may hold s->use for
+  // minutes, and there is nothing left to release anyway.
+  std::unique_lock use(s->use, std::defer_lock);
+  if (reg->lock_use(*s, use, std::nullopt) != use_wait::locked || !s->conn) {
     drop_one(*reg, owner, *s, mode);
     throw not_held(lost_message);
   }

@@ -1,0 +1,257 @@
+// Network loss under a pinned session (advisory_lock on PostgreSQL, named_lock on MySQL/MariaDB):
+// the holder's connection runs through a TCP proxy that is then frozen, so its packets go nowhere
+// and nothing ever fails — the keepalive ping just gets no answer. The holder must learn of the
+// loss within keepalive + 1 s, its unlock must not hang, the rest of the handle must keep working,
+// and the hung connection must be closed, not pooled, once it carries packets again.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/pinned_session.hpp"
+#include "sqllock/advisory_lock.hpp"
+#include "sqllock/error.hpp"
+#include "sqllock/named_lock.hpp"
+#include "support/processes.hpp"
+#include "support/session_lock_fixture.hpp"
+#include "support/tcp_proxy.hpp"
+
+namespace sqllock::test {
+namespace {
+
+using namespace std::chrono_literals;
+using clock_type = std::chrono::steady_clock;
+
+constexpr auto kKeepalive = 300ms;
+// The contract (session_lock_options::keepalive), plus room for a sanitizer build on a busy
+// two-core machine.
+constexpr auto kLostBound = kKeepalive + 1s + 300ms;
+// An unlock of a lost session returns at once; this only separates "fast" from "hung".
+constexpr auto kUnlockBound = 1s;
+
+std::chrono::milliseconds since(clock_type::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - start);
+}
+
+// Counts on_lost calls and keeps on_unlock_error messages.
+struct signals {
+  std::atomic<int> lost{0};
+  std::mutex mu;
+  std::vector<std::string> unlock_errors;
+
+  session_lock_options options(std::string owner = {}) {
+    session_lock_options o;
+    o.owner = std::move(owner);
+    o.keepalive = kKeepalive;
+    o.on_lost = [this] { ++lost; };
+    o.on_unlock_error = [this](const std::exception& e) {
+      std::lock_guard lock(mu);
+      unlock_errors.emplace_back(e.what());
+    };
+    return o;
+  }
+};
+
+class SessionLockNetlossTest : public SessionLockTest {
+ protected:
+  // The whole scenario for L, advisory_lock or named_lock (same constructor and contract).
+  template <class L>
+  void frozen_connection_scenario() {
+    tcp_proxy proxy(GetParam().uri);
+    const database through(proxy.uri());
+    const database direct = open();
+    const std::string name = unique_name("netloss");
+    signals sig;
+    L lock(through, name, sig.options());
+    lock.lock();
+    lock.lock();  // two levels: one for release(), one for unlock()
+    const std::stop_token token = lock.lost_token();
+    L rival(direct, name);
+    ASSERT_FALSE(rival.try_lock()) << "held by the session behind the proxy";
+
+    proxy.freeze();
+    const auto frozen_at = clock_type::now();
+    const auto took = time_until([&] { return token.stop_requested(); }, 5s);
+    std::printf("[ info ] %s: lost %lld ms after the network froze (keepalive %lld ms)\n", GetParam().name.c_str(),
+                static_cast<long long>(took.count()), static_cast<long long>(kKeepalive.count()));
+    EXPECT_LE(took, kLostBound) << "a hung ping is declared lost within keepalive + 1 s";
+    EXPECT_LE(time_until([&] { return sig.lost.load() == 1; }, 2s), 1s) << "on_lost runs";
+    EXPECT_FALSE(lock.holds());
+    EXPECT_EQ(lock.count(), 2) << "the levels stay recorded until released";
+
+    // The ping still hangs on the connection, and must not hold up the owner.
+    auto start = clock_type::now();
+    EXPECT_THROW(lock.release(), not_held);
+    EXPECT_LE(since(start), kUnlockBound) << "release() of a lost session returns at once";
+    start = clock_type::now();
+    lock.unlock();
+    EXPECT_LE(since(start), kUnlockBound) << "unlock() of a lost session returns at once";
+    EXPECT_EQ(lock.count(), 0);
+    {
+      std::lock_guard guard(sig.mu);
+      ASSERT_EQ(sig.unlock_errors.size(), 1u);
+      EXPECT_NE(sig.unlock_errors[0].find("lost"), std::string::npos) << sig.unlock_errors[0];
+    }
+    EXPECT_LE(since(frozen_at), kLostBound + 2 * kUnlockBound);
+
+    // The handle keeps working meanwhile: another owner gets a new connection, and its session
+    // is pinged — while the first ping still hangs, a connection that ends is noticed in time.
+    const std::size_t before = proxy.accepted();
+    signals sig2;
+    L second(through, unique_name("netloss2"), sig2.options("second-owner"));
+    second.lock();
+    // (SOCI's MySQL backend connects twice and keeps the second connection: the newest is live.)
+    ASSERT_GT(proxy.accepted(), before) << "a new connection: the hung one is not reused";
+    const std::size_t live = proxy.accepted() - 1;
+    const std::stop_token token2 = second.lost_token();
+    std::this_thread::sleep_for(3 * kKeepalive);  // a few pings, all answered
+    EXPECT_TRUE(second.holds());
+    EXPECT_EQ(sig2.lost.load(), 0) << "a live session is not declared lost while another's ping hangs";
+    proxy.cut(live);
+    EXPECT_LE(time_until([&] { return token2.stop_requested(); }, 5s), kLostBound)
+        << "other sessions' pings keep running while one hangs";
+    EXPECT_THROW(second.release(), not_held);
+
+    // A handle that does not go through the frozen path works all along.
+    L elsewhere(direct, unique_name("netloss3"));
+    EXPECT_TRUE(elsewhere.try_lock());
+    elsewhere.unlock();
+
+    // The server still holds the first lock: it cannot know the network froze. Once packets flow
+    // again the hung ping returns, and its connection is closed — ending the session and freeing
+    // the lock — rather than going back to the pool with the lock still held.
+    EXPECT_FALSE(rival.try_lock());
+    proxy.thaw();
+    const auto freed = time_until(
+        [&] {
+          if (!rival.try_lock()) return false;
+          rival.unlock();
+          return true;
+        },
+        5s);
+    EXPECT_LE(freed, 2s) << "the written-off connection is closed once its ping returns";
+  }
+
+  // An on_lost callback that destroys the lock object, called for a hung ping.
+  template <class L>
+  void destroy_in_callback_scenario() {
+    tcp_proxy proxy(GetParam().uri);
+    std::atomic<bool> destroyed{false};
+    std::unique_ptr<L> lock;
+    {
+      const database through(proxy.uri());  // the lock object is the only user of this handle
+      session_lock_options o;
+      o.keepalive = kKeepalive;
+      o.on_unlock_error = [](const std::exception&) {};
+      o.on_lost = [&] {
+        lock.reset();  // runs on the keepalive thread, which declared the ping hung
+        destroyed = true;
+      };
+      lock = std::make_unique<L>(through, unique_name("netloss-cb"), o);
+    }
+    lock->lock();
+    proxy.freeze();
+    EXPECT_LE(time_until([&] { return destroyed.load(); }, 5s), kLostBound);
+    proxy.thaw();  // let the written-off ping return and close its connection
+    std::this_thread::sleep_for(100ms);
+  }
+
+  // A holder process stopped (SIGSTOP) while a ping was in flight, whose answer then came while it
+  // was stopped: when it resumes, the ping looks long overdue, but the answer is waiting in the
+  // socket. That is no network loss, and the lock must stay held.
+  template <class L>
+  void stopped_holder_scenario() {
+    tcp_proxy proxy(GetParam().uri);  // here: it forwards while the holder is stopped
+    int ready[2];
+    int go[2];
+    ASSERT_EQ(::pipe(ready), 0);
+    ASSERT_EQ(::pipe(go), 0);
+    process_group group;
+    const pid_t holder = group.spawn([&] {
+      const database through(proxy.uri());
+      session_lock_options o;
+      o.keepalive = kKeepalive;
+      L lock(through, unique_name("netloss-stop"), o);
+      lock.lock();
+      const std::stop_token token = lock.lost_token();
+      (void)!::write(ready[1], "x", 1);
+      char c;
+      if (::read(go[0], &c, 1) != 1) return 2;
+      return token.stop_requested() ? 3 : lock.holds() ? 0 : 4;
+    });
+    group.start();
+    char c;
+    ASSERT_EQ(::read(ready[0], &c, 1), 1);
+    proxy.freeze();
+    // The next ping is sent within one keepalive and hangs; stop the holder before it is
+    // kPingTimeout old, and let its answer through while the holder cannot read it.
+    std::this_thread::sleep_for(kKeepalive + 50ms);
+    ASSERT_EQ(::kill(holder, SIGSTOP), 0);
+    proxy.thaw();
+    std::this_thread::sleep_for(3 * detail::kPingTimeout);
+    ASSERT_EQ(::kill(holder, SIGCONT), 0);
+    std::this_thread::sleep_for(3 * kKeepalive);  // a few more pings, all answered
+    ASSERT_EQ(::write(go[1], "g", 1), 1);
+    EXPECT_EQ(group.wait_all(), 1) << "the holder still holds its lock (exit 3: declared lost)";
+    for (int fd : {ready[0], ready[1], go[0], go[1]}) ::close(fd);
+  }
+};
+
+TEST_P(SessionLockNetlossTest, AFrozenConnectionIsLostWithinKeepaliveAndNeverBlocksTheOwner) {
+  if (GetParam().dialect == dialect_kind::postgresql)
+    frozen_connection_scenario<advisory_lock>();
+  else
+    frozen_connection_scenario<named_lock>();
+}
+
+TEST_P(SessionLockNetlossTest, AnOnLostCallbackForAHungPingMayDestroyTheLockObject) {
+  if (GetParam().dialect == dialect_kind::postgresql)
+    destroy_in_callback_scenario<advisory_lock>();
+  else
+    destroy_in_callback_scenario<named_lock>();
+}
+
+TEST_P(SessionLockNetlossTest, AHolderStoppedWithAPingInFlightIsNotDeclaredLost) {
+  if (GetParam().dialect == dialect_kind::postgresql)
+    stopped_holder_scenario<advisory_lock>();
+  else
+    stopped_holder_scenario<named_lock>();
+}
+
+// with_advisory_xact_lock: the function learns of the loss through its stop_token, and the call
+// reports lock_lost without waiting on the hung connection.
+TEST_P(SessionLockNetlossTest, AnXactLockWhoseConnectionFreezesReportsLockLost) {
+  if (GetParam().dialect != dialect_kind::postgresql) GTEST_SKIP() << "transaction-level advisory locks are PostgreSQL's";
+  tcp_proxy proxy(GetParam().uri);
+  const database through(proxy.uri());
+  advisory_xact_options o;
+  o.keepalive = kKeepalive;
+  clock_type::time_point frozen_at;
+  std::chrono::milliseconds noticed{};
+  EXPECT_THROW(with_advisory_xact_lock(through, unique_name("netloss-xact"),
+                                       [&](std::stop_token token) {
+                                         proxy.freeze();
+                                         frozen_at = clock_type::now();
+                                         noticed = time_until([&] { return token.stop_requested(); }, 5s);
+                                       },
+                                       o),
+               lock_lost);
+  EXPECT_LE(noticed, kLostBound) << "the function's stop_token fires within keepalive + 1 s";
+  EXPECT_LE(since(frozen_at), noticed + kUnlockBound) << "the call returns at once after the function";
+  proxy.thaw();
+  std::this_thread::sleep_for(100ms);
+}
+
+INSTANTIATE_TEST_SUITE_P(Servers, SessionLockNetlossTest, ::testing::ValuesIn(targets_of(dialect_kind::sqlite, true)),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace sqllock::test
