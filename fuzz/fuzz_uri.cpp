@@ -98,12 +98,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Checked only when finding the password in a message cannot be a coincidence: printable ASCII
   // (shown as written) written exactly once (also ignoring case, as the scheme is lower-cased),
   // holding a character that no fixed text of a message has, with no quote (which could join the
-  // end of the quoted URI to the text after it) and not starting with a hex digit (which could
-  // join the \xNN escape of a byte before it).
+  // end of the quoted URI to the text after it), no backslash (the \xNN escape of a byte the
+  // message shows escaped could complete it: "a?\x" in "a?\x00") and not starting with a hex
+  // digit (which could join the \xNN escape of a byte before it).
   const std::string_view password = written_password(uri);
   const bool check_password = password.size() >= 4 && printable_ascii(password) && !std::isxdigit(password[0]) &&
                               password.find_first_of("!$^|~") != std::string_view::npos &&
-                              password.find_first_of("'@") == std::string_view::npos &&
+                              password.find_first_of("'@\\") == std::string_view::npos &&
                               occurrences(uri, password) == 1 && occurrences(lower(uri), lower(password)) == 1;
   try {
     const connection_spec spec = sqllock::detail::parse_uri(uri);

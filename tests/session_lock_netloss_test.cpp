@@ -226,10 +226,14 @@ TEST_P(SessionLockNetlossTest, AHolderStoppedWithAPingInFlightIsNotDeclaredLost)
     stopped_holder_scenario<named_lock>();
 }
 
-// with_advisory_xact_lock: the function learns of the loss through its stop_token, and the call
-// reports lock_lost without waiting on the hung connection.
-TEST_P(SessionLockNetlossTest, AnXactLockWhoseConnectionFreezesReportsLockLost) {
-  if (GetParam().dialect != dialect_kind::postgresql) GTEST_SKIP() << "transaction-level advisory locks are PostgreSQL's";
+INSTANTIATE_TEST_SUITE_P(Servers, SessionLockNetlossTest, ::testing::ValuesIn(targets_of(dialect_kind::sqlite, true)),
+                         [](const auto& info) { return info.param.name; });
+
+// with_advisory_xact_lock (PostgreSQL only): the function learns of the loss through its
+// stop_token, and the call reports lock_lost without waiting on the hung connection.
+class AdvisoryXactNetlossTest : public SessionLockNetlossTest {};
+
+TEST_P(AdvisoryXactNetlossTest, AnXactLockWhoseConnectionFreezesReportsLockLost) {
   tcp_proxy proxy(GetParam().uri);
   const database through(proxy.uri());
   advisory_xact_options o;
@@ -250,7 +254,7 @@ TEST_P(SessionLockNetlossTest, AnXactLockWhoseConnectionFreezesReportsLockLost) 
   std::this_thread::sleep_for(100ms);
 }
 
-INSTANTIATE_TEST_SUITE_P(Servers, SessionLockNetlossTest, ::testing::ValuesIn(targets_of(dialect_kind::sqlite, true)),
+INSTANTIATE_TEST_SUITE_P(PostgreSQL, AdvisoryXactNetlossTest, ::testing::ValuesIn(targets_of(dialect_kind::postgresql)),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace
