@@ -139,8 +139,13 @@ TEST_P(BadInputNamesTest, SqlMetacharactersAreLiteralNames) {
   table_lock bystander(db1, "bystander");
   bystander.lock();
   const std::string bystander_row = read_lock_state(db1).lock_rows.at(0);
+  // Advisory and named locks are server-wide, and other tests (this one on another driver, run
+  // in parallel) lock the same metacharacter names: those get a prefix unique to this run.
+  const std::string server_wide_prefix = unique_name("meta") + "-";
   for (const auto& kind : kinds()) {
-    for (const auto& name : metacharacter_names()) {
+    const bool server_wide = kind.name != "table_lock" && kind.name != "row_lock";
+    for (const auto& raw : metacharacter_names()) {
+      const std::string name = server_wide ? server_wide_prefix + raw : raw;
       SCOPED_TRACE(kind.name + " '" + shown(name) + "'");
       auto held = kind.take(db1, name, std::monostate{});
       ASSERT_TRUE(held);
