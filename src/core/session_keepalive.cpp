@@ -35,9 +35,14 @@ constexpr std::chrono::milliseconds kPickupWait{50};
 // A keepalive thread that wakes this much later than it asked was not running: the process was
 // stopped (SIGSTOP, a debugger, a suspended VM) or starved of CPU. A ping that looks overdue then
 // may have had its answer waiting in the socket all along, with its pinger not yet run: it gets
-// kPickupWait more before it is declared hung (once per ping, so that sustained starvation cannot
+// kLateReprieve more before it is declared hung (once per ping, so that sustained starvation cannot
 // put the verdict off for ever).
 constexpr std::chrono::milliseconds kLateWake{50};
+
+// Long enough for a pinger that was stopped with the rest of the process to be scheduled again and
+// read an answer already in its socket, on a loaded machine; short against the keepalive + 1 s
+// bound, which a process that was not running has missed anyway.
+constexpr std::chrono::milliseconds kLateReprieve{250};
 
 }  // namespace
 
@@ -75,7 +80,7 @@ void session_registry::keepalive_loop(std::stop_token stop) {
             next = std::min(next, s->ping_since + kPingTimeout);
           else if (late && !s->ping_reprieved) {
             s->ping_reprieved = true;
-            next = std::min(next, now + kPickupWait);
+            next = std::min(next, now + kLateReprieve);
           } else
             hung.push_back(s);
           break;

@@ -39,7 +39,7 @@ constexpr std::string_view kUsageTail =
     "info on stdout, errors on stderr. Exit status 2 for a bad command line.\n";
 
 // Exits within this long of SIGTERM/SIGINT even when a database call hangs.
-constexpr auto kStopGrace = 900ms;
+constexpr auto kStopGrace = 800ms;
 
 sqllock::reaper::config parse(sqllock::cli::args& a) {
   using sqllock::cli::usage_error;

@@ -1,5 +1,6 @@
 #include "stop_signals.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -46,14 +47,18 @@ void stop_signals::watch(std::stop_token quit) {
     stop_.request_stop();
     const auto deadline = std::chrono::steady_clock::now() + grace_;
     while (!quit.stop_requested()) {
-      if (std::chrono::steady_clock::now() >= deadline) {
+      const auto left = deadline - std::chrono::steady_clock::now();
+      if (left <= std::chrono::nanoseconds::zero()) {
         log_event(level::error, "forced_exit",
                   {{"reason", "a database call did not return within " + std::to_string(grace_.count()) +
                                   " ms of the signal; its transaction is rolled back when the connection closes"}});
         std::fflush(nullptr);
         std::_Exit(0);  // a requested stop, as when the pass ends in time
       }
-      ::sigtimedwait(&s, nullptr, &tick);  // swallow further signals while waiting
+      // Swallow further signals while waiting; wake at the deadline itself, not up to a tick after it.
+      const auto wait = std::min<std::chrono::nanoseconds>(left, std::chrono::milliseconds(50));
+      const timespec until_deadline{0, static_cast<long>(wait.count())};
+      ::sigtimedwait(&s, nullptr, &until_deadline);
     }
   }
 }
