@@ -7,6 +7,7 @@
 #include "sqllock/named_lock.hpp"
 #include "support/lockable.hpp"
 #include "support/session_lock_fixture.hpp"
+#include "support/time_scale.hpp"
 
 namespace sqllock::test {
 namespace {
@@ -121,12 +122,12 @@ TEST_P(NamedLockTest, TimedWaitsHonourTheDeadline) {
   EXPECT_FALSE(b.try_lock_for(300ms));
   auto took = clock_type::now() - start;
   EXPECT_GE(took, 300ms);
-  EXPECT_LT(took, 1000ms);
+  EXPECT_LT(took, scaled(1000ms));
   start = clock_type::now();
   EXPECT_FALSE(b.try_lock_until(std::chrono::system_clock::now() + 120ms));
   took = clock_type::now() - start;
   EXPECT_GE(took, 110ms);
-  EXPECT_LT(took, 800ms);
+  EXPECT_LT(took, scaled(800ms));
 
   std::thread releaser([&] {
     std::this_thread::sleep_for(150ms);
@@ -134,7 +135,7 @@ TEST_P(NamedLockTest, TimedWaitsHonourTheDeadline) {
   });
   start = clock_type::now();
   EXPECT_TRUE(b.try_lock_for(5s));
-  EXPECT_LT(clock_type::now() - start, 2s);
+  EXPECT_LT(clock_type::now() - start, scaled(2s));
   releaser.join();
   b.unlock();
 
@@ -163,14 +164,16 @@ TEST_P(NamedLockTest, KillingTheHoldersSessionSignalsLostWithinKeepalive) {
   const auto id = holder(admin, lock);
   ASSERT_NE(id, "");
   sql(admin, "KILL " + id);
-  const auto took = time_until([&] { return token.stop_requested(); }, 3s);
-  EXPECT_LE(took, 1500ms) << "lost within keepalive + 1 s";
-  EXPECT_LE(time_until([&] { return callbacks.load() == 1; }, 3s), 1500ms) << "on_lost runs once";
+  const auto took = time_until([&] { return token.stop_requested(); }, 10s);
+  EXPECT_LE(took, scaled(1500ms)) << "lost within keepalive + 1 s";
+  EXPECT_LE(time_until([&] { return callbacks.load() == 1; }, 10s), scaled(1500ms)) << "on_lost runs once";
   std::this_thread::sleep_for(50ms);
   EXPECT_EQ(callbacks.load(), 1);
   EXPECT_FALSE(lock.holds());
   EXPECT_THROW(lock.release(), not_held);
-  ASSERT_TRUE(lock.try_lock()) << "a new session for the next acquisition";
+  // The server frees a killed session's locks only once that session has ended, which may be a
+  // moment after the client saw its connection close.
+  ASSERT_TRUE(lock.try_lock_for(2s)) << "a new session for the next acquisition";
   EXPECT_FALSE(lock.lost_token().stop_requested());
   lock.unlock();
 }

@@ -24,6 +24,7 @@
 #include "support/processes.hpp"
 #include "support/session_lock_fixture.hpp"
 #include "support/tcp_proxy.hpp"
+#include "support/time_scale.hpp"
 
 namespace sqllock::test {
 namespace {
@@ -32,11 +33,14 @@ using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
 
 constexpr auto kKeepalive = 300ms;
-// The contract (session_lock_options::keepalive), plus room for a sanitizer build on a busy
-// two-core machine.
-constexpr auto kLostBound = kKeepalive + 1s + 300ms;
+// The contract (session_lock_options::keepalive + 1 s) with 300 ms for scheduling, stretched in a
+// sanitizer build (support/time_scale.hpp). Every wait below gives up well after it, and a wait
+// that gives up reports a time past it.
+const auto kLostBound = scaled(kKeepalive + 1s + 300ms);
 // An unlock of a lost session returns at once; this only separates "fast" from "hung".
-constexpr auto kUnlockBound = 1s;
+const auto kUnlockBound = scaled(1s);
+// How long the waits below poll before giving up.
+const auto kGiveUp = 2 * kLostBound;
 
 std::chrono::milliseconds since(clock_type::time_point start) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - start);
@@ -80,11 +84,11 @@ class SessionLockNetlossTest : public SessionLockTest {
 
     proxy.freeze();
     const auto frozen_at = clock_type::now();
-    const auto took = time_until([&] { return token.stop_requested(); }, 5s);
+    const auto took = time_until([&] { return token.stop_requested(); }, kGiveUp);
     std::printf("[ info ] %s: lost %lld ms after the network froze (keepalive %lld ms)\n", GetParam().name.c_str(),
                 static_cast<long long>(took.count()), static_cast<long long>(kKeepalive.count()));
     EXPECT_LE(took, kLostBound) << "a hung ping is declared lost within keepalive + 1 s";
-    EXPECT_LE(time_until([&] { return sig.lost.load() == 1; }, 2s), 1s) << "on_lost runs";
+    EXPECT_LE(time_until([&] { return sig.lost.load() == 1; }, kGiveUp), kUnlockBound) << "on_lost runs";
     EXPECT_FALSE(lock.holds());
     EXPECT_EQ(lock.count(), 2) << "the levels stay recorded until released";
 
@@ -117,7 +121,7 @@ class SessionLockNetlossTest : public SessionLockTest {
     EXPECT_TRUE(second.holds());
     EXPECT_EQ(sig2.lost.load(), 0) << "a live session is not declared lost while another's ping hangs";
     proxy.cut(live);
-    EXPECT_LE(time_until([&] { return token2.stop_requested(); }, 5s), kLostBound)
+    EXPECT_LE(time_until([&] { return token2.stop_requested(); }, kGiveUp), kLostBound)
         << "other sessions' pings keep running while one hangs";
     EXPECT_THROW(second.release(), not_held);
 
@@ -137,8 +141,8 @@ class SessionLockNetlossTest : public SessionLockTest {
           rival.unlock();
           return true;
         },
-        5s);
-    EXPECT_LE(freed, 2s) << "the written-off connection is closed once its ping returns";
+        kGiveUp);
+    EXPECT_LE(freed, scaled(2s)) << "the written-off connection is closed once its ping returns";
   }
 
   // An on_lost callback that destroys the lock object, called for a hung ping.
@@ -160,7 +164,7 @@ class SessionLockNetlossTest : public SessionLockTest {
     }
     lock->lock();
     proxy.freeze();
-    EXPECT_LE(time_until([&] { return destroyed.load(); }, 5s), kLostBound);
+    EXPECT_LE(time_until([&] { return destroyed.load(); }, kGiveUp), kLostBound);
     proxy.thaw();  // let the written-off ping return and close its connection
     std::this_thread::sleep_for(100ms);
   }
@@ -258,7 +262,7 @@ TEST_P(AdvisoryXactNetlossTest, AnXactLockWhoseConnectionFreezesReportsLockLost)
                                        [&](std::stop_token token) {
                                          proxy.freeze();
                                          frozen_at = clock_type::now();
-                                         noticed = time_until([&] { return token.stop_requested(); }, 5s);
+                                         noticed = time_until([&] { return token.stop_requested(); }, kGiveUp);
                                        },
                                        o),
                lock_lost);
