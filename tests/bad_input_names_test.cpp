@@ -40,8 +40,23 @@ class BadInputNamesTest : public LockTableTest {
  protected:
   std::vector<lock_kind> kinds() const { return lock_kinds_of(GetParam().dialect); }
 
+  // Advisory and named locks are server-wide, and this test runs on another driver of the same
+  // server at the same time, with the same names: for those kinds `name` is made unique to this
+  // run. A short name gets a prefix. A name at the length limit keeps its length and stays valid
+  // UTF-8: its first whole characters give way to the prefix (padded to a multiple of 3 bytes, as
+  // the at-limit names are built of 1-, 3- and 4-byte characters that start on such a boundary).
+  std::string own_name(const lock_kind& kind, const std::string& name, bool keep_length = false) const {
+    if (kind.name == "table_lock" || kind.name == "row_lock") return name;
+    if (!keep_length) return run_prefix_ + name;
+    std::string prefix = run_prefix_;
+    prefix.resize((prefix.size() + 2) / 3 * 3, '-');
+    return prefix + name.substr(prefix.size());
+  }
+
   // The row-lock table holds `name` (row locks insert their row on first use; on PostgreSQL in the
   // lock's transaction, so it shows once that has ended).
+  const std::string run_prefix_ = unique_name("bn") + "-";
+
   bool has_row_lock_row(const database& db, const std::string& name) const {
     const char q = GetParam().dialect == dialect_kind::mysql ? '`' : '"';
     return sql(db, "SELECT resource FROM " + std::string(1, q) + table_ + "_rows" + q + " WHERE resource = $1",
@@ -83,7 +98,8 @@ TEST_P(BadInputNamesTest, NamesOfExactly255BytesAreLocksStoredUnchanged) {
   auto db1 = open();
   auto db2 = open();
   for (const auto& kind : kinds()) {
-    for (const auto& name : at_limit_names()) {
+    for (const auto& limit_name : at_limit_names()) {
+      const std::string name = own_name(kind, limit_name, /*keep_length=*/true);
       SCOPED_TRACE(kind.name + " " + shown(name));
       ASSERT_EQ(name.size(), 255u);
       auto held = kind.take(db1, name, std::monostate{});
@@ -107,7 +123,8 @@ TEST_P(BadInputNamesTest, LookAlikeNamesAreDistinctLocksHeldAtOnce) {
   auto db1 = open();
   auto db2 = open();
   for (const auto& kind : kinds()) {
-    for (const auto& [a, b] : distinct_name_pairs()) {
+    for (const auto& [raw_a, raw_b] : distinct_name_pairs()) {
+      const std::string a = own_name(kind, raw_a), b = own_name(kind, raw_b);
       SCOPED_TRACE(kind.name + " '" + shown(a) + "' vs '" + shown(b) + "'");
       auto held_a = kind.take(db1, a, std::monostate{});
       ASSERT_TRUE(held_a);
@@ -139,13 +156,9 @@ TEST_P(BadInputNamesTest, SqlMetacharactersAreLiteralNames) {
   table_lock bystander(db1, "bystander");
   bystander.lock();
   const std::string bystander_row = read_lock_state(db1).lock_rows.at(0);
-  // Advisory and named locks are server-wide, and other tests (this one on another driver, run
-  // in parallel) lock the same metacharacter names: those get a prefix unique to this run.
-  const std::string server_wide_prefix = unique_name("meta") + "-";
   for (const auto& kind : kinds()) {
-    const bool server_wide = kind.name != "table_lock" && kind.name != "row_lock";
     for (const auto& raw : metacharacter_names()) {
-      const std::string name = server_wide ? server_wide_prefix + raw : raw;
+      const std::string name = own_name(kind, raw);
       SCOPED_TRACE(kind.name + " '" + shown(name) + "'");
       auto held = kind.take(db1, name, std::monostate{});
       ASSERT_TRUE(held);

@@ -15,9 +15,11 @@
 #include "sqllock/table_lock.hpp"
 #include "support/bad_input.hpp"
 #include "support/expect_error.hpp"
+#include "support/fresh_database.hpp"
 #include "support/lock_fixture.hpp"
 #include "support/lock_kinds.hpp"
 #include "support/lock_rows.hpp"
+#include "support/time_scale.hpp"
 
 namespace sqllock::test {
 namespace {
@@ -103,15 +105,18 @@ TEST_P(BadInputOptionsTest, ZeroAndNegativeWaitsMakeOneAttempt) {
   auto db1 = open();
   auto db2 = open();
   const std::vector<lock_wait> waits{ms(0), ms(-1), std::chrono::hours(-1), std::chrono::hours::min()};
+  // Advisory and named locks are server-wide, and this test runs on another driver of the same
+  // server at the same time: the names are unique to this run.
+  const std::string busy = unique_name("busy"), free = unique_name("free");
   for (const auto& kind : kinds()) {
-    auto held = kind.take(db1, "busy", std::monostate{});
+    auto held = kind.take(db1, busy, std::monostate{});
     ASSERT_TRUE(held) << kind.name;
     for (std::size_t i = 0; i < waits.size(); ++i) {
       SCOPED_TRACE(kind.name + " wait #" + std::to_string(i));
       const auto t0 = steady::now();
-      EXPECT_FALSE(kind.take(db2, "busy", waits[i])) << "a held lock is not obtained";
-      EXPECT_LT(steady::now() - t0, 2s) << "without waiting";
-      EXPECT_TRUE(kind.take(db2, "free-" + std::to_string(i), waits[i])) << "a free lock is";
+      EXPECT_FALSE(kind.take(db2, busy, waits[i])) << "a held lock is not obtained";
+      EXPECT_LT(steady::now() - t0, scaled(2s)) << "without waiting";
+      EXPECT_TRUE(kind.take(db2, free + "-" + std::to_string(i), waits[i])) << "a free lock is";
     }
   }
 }
@@ -124,10 +129,11 @@ TEST_P(BadInputOptionsTest, HugeWaitsWaitUntilTheLockIsFree) {
   auto db2 = open();
   for (const auto& kind : kinds()) {
     SCOPED_TRACE(kind.name);
-    auto held = kind.take(db1, "busy-" + kind.name, std::monostate{});
+    const std::string busy = unique_name("busy-" + kind.name);  // server-wide kinds: see above
+    auto held = kind.take(db1, busy, std::monostate{});
     ASSERT_TRUE(held);
     auto waiter = std::async(std::launch::async, [&] {
-      return kind.take(db2, "busy-" + kind.name, std::chrono::hours::max());
+      return kind.take(db2, busy, std::chrono::hours::max());
     });
     EXPECT_EQ(waiter.wait_for(300ms), std::future_status::timeout) << "it waits";
     held.reset();
@@ -217,9 +223,10 @@ TEST_P(BadInputOptionsTest, ReservedWordTableNamesWorkBecauseTheyAreQuoted) {
     database db2(uri, o);
     ASSERT_NO_THROW(migrate(db1));
     for (const auto& kind : kinds()) {
-      auto held = kind.take(db1, "job", std::monostate{});
+      const std::string job = unique_name("job");  // server-wide kinds: see above
+      auto held = kind.take(db1, job, std::monostate{});
       EXPECT_TRUE(held) << kind.name;
-      EXPECT_FALSE(kind.take(db2, "job", std::monostate{})) << kind.name;
+      EXPECT_FALSE(kind.take(db2, job, std::monostate{})) << kind.name;
     }
     table_lock t(db1, "job");
     ASSERT_TRUE(t.try_lock());

@@ -15,6 +15,7 @@
 #include "sqllock/table_lock.hpp"
 #include "support/bad_input.hpp"
 #include "support/expect_error.hpp"
+#include "support/fresh_database.hpp"
 #include "support/lock_fixture.hpp"
 #include "support/session_lock_fixture.hpp"
 
@@ -40,8 +41,11 @@ class BadInputReleaseTest : public LockTableTest {
     SCOPED_TRACE(kind);
     auto db = open();
     std::vector<std::string> errors;
-    Lock l(db, "over", collecting<Options>(errors));
-    const std::initializer_list<std::string_view> says = {"'over'", "not held by the caller",
+    // Advisory and named locks are server-wide, and this test runs on another driver of the same
+    // server at the same time: every name here is unique to this run.
+    const std::string over = unique_name("over"), quoted = "'" + over + "'";
+    Lock l(db, over, collecting<Options>(errors));
+    const std::initializer_list<std::string_view> says = {quoted, "not held by the caller",
                                                           "more unlocks than locks"};
     auto before = read_lock_state(db);
     expect_error<not_held>([&] { l.release(); }, says, "release without lock");
@@ -68,24 +72,26 @@ class BadInputReleaseTest : public LockTableTest {
     auto db1 = open();
     auto db2 = open();
     std::vector<std::string> errors;
-    Lock mine(db1, "mine", collecting<Options>(errors));
+    const std::string mine_name = unique_name("mine"), mine_quoted = "'" + mine_name + "'";
+    const std::string keyed_name = unique_name("keyed"), keyed_quoted = "'" + keyed_name + "'";
+    Lock mine(db1, mine_name, collecting<Options>(errors));
     mine.lock();
     mine.lock();
-    Lock keyed(db1, "keyed", collecting<Options>(errors, "shared-key"));
+    Lock keyed(db1, keyed_name, collecting<Options>(errors, "shared-key"));
     keyed.lock();
     const auto before = read_lock_state(db1);
 
-    Lock theirs(db2, "mine", collecting<Options>(errors));
-    expect_error<not_held>([&] { theirs.release(); }, {"'mine'", "not held by the caller"}, "another handle");
+    Lock theirs(db2, mine_name, collecting<Options>(errors));
+    expect_error<not_held>([&] { theirs.release(); }, {mine_quoted, "not held by the caller"}, "another handle");
     theirs.unlock();
     EXPECT_EQ(errors.size(), 1u) << "unlock() reported it instead of throwing";
     std::thread([&] {
-      expect_error<not_held>([&] { mine.release(); }, {"'mine'", "calling thread", "owner"},
+      expect_error<not_held>([&] { mine.release(); }, {mine_quoted, "calling thread", "owner"},
                              "another thread of the holding object");
     }).join();
     // Owner keys are scoped to their handle: the same key elsewhere is another owner.
-    Lock same_key(db2, "keyed", collecting<Options>(errors, "shared-key"));
-    expect_error<not_held>([&] { same_key.release(); }, {"'keyed'", "not held by the caller"},
+    Lock same_key(db2, keyed_name, collecting<Options>(errors, "shared-key"));
+    expect_error<not_held>([&] { same_key.release(); }, {keyed_quoted, "not held by the caller"},
                            "the same owner key on another handle");
 
     EXPECT_EQ(read_lock_state(db1), before) << "no row changed";
