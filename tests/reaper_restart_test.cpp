@@ -111,6 +111,9 @@ TEST_P(ReaperRestartTest, WhileTheServerIsDownFailuresAreLoggedWithBackoffAndRec
   auto db = open();
   insert_rows(db, {.prefix = "after-outage-", .count = 20, .expires_in = -1s});
   EXPECT_TRUE(eventually([&] { return rows(db) == 0; }, 30s)) << p.out() << p.err();
+  // The pass commits its DELETE before it writes its log lines: wait for the line, then check that
+  // the outage was reported as exactly one recovery.
+  EXPECT_TRUE(eventually([&] { return count_events(p.out(), {"event=recovered"}) >= 1; }, 10s)) << p.out();
   EXPECT_EQ(count_events(p.out(), {"event=recovered"}), 1) << p.out();
   stop(p);
 }

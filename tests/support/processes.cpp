@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <thread>
 
 namespace sqllock::test {
 
@@ -48,12 +49,23 @@ void process_group::start() {
   gate_[1] = -1;
 }
 
-int process_group::wait_all() {
+int process_group::wait_all(std::chrono::seconds limit) {
   start();
+  const auto deadline = std::chrono::steady_clock::now() + limit;
   int ok = 0;
   for (pid_t pid : children_) {
     int status = 0;
-    if (::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0) ++ok;
+    pid_t done = 0;
+    while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (done == 0) {
+      std::fprintf(stderr, "child %d still running after %lld s: killed\n", static_cast<int>(pid),
+                   static_cast<long long>(limit.count()));
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      continue;
+    }
+    if (done == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0) ++ok;
   }
   children_.clear();
   return ok;

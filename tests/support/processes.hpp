@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <functional>
 #include <vector>
 
@@ -17,8 +18,10 @@ class process_group {
   pid_t spawn(std::function<int()> body);
   // Lets every spawned child run `body` at once.
   void start();
-  // Waits for every child; returns how many exited with status 0.
-  int wait_all();
+  // Waits for every child; returns how many exited with status 0. A child still running after
+  // `limit` (hung, e.g. a deadlock in a forked child) is killed, reported on stderr and counted
+  // as failed, so the test fails with a diagnosis instead of running into ctest's timeout.
+  int wait_all(std::chrono::seconds limit = std::chrono::seconds(120));
 
  private:
   int gate_[2];
