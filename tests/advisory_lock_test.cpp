@@ -1,6 +1,7 @@
 // advisory_lock and the transaction scope on PostgreSQL, over libpqxx and SOCI; not_supported
 // everywhere else.
 #include <atomic>
+#include <filesystem>
 #include <mutex>
 #include <random>
 #include <shared_mutex>
@@ -10,7 +11,9 @@
 #include "sqllock/advisory_lock.hpp"
 #include "sqllock/error.hpp"
 #include "support/lockable.hpp"
+#include "support/program.hpp"
 #include "support/session_lock_fixture.hpp"
+#include "support/time_scale.hpp"
 
 namespace sqllock::test {
 namespace {
@@ -60,6 +63,12 @@ std::int64_t holder_pid(const database& db, const advisory_key& key) {
                {static_cast<std::int64_t>(bits >> 32), static_cast<std::int64_t>(bits & 0xffffffffu),
                 std::int64_t{key.is_pair() ? 2 : 1}});
   return r.rows.empty() ? 0 : std::stoll(r.rows[0].at(0).value());
+}
+
+// How many threads this process runs now.
+std::ptrdiff_t threads() {
+  const std::filesystem::directory_iterator tasks("/proc/self/task");
+  return std::distance(begin(tasks), end(tasks));
 }
 
 struct error_sink {
@@ -259,7 +268,7 @@ TEST_P(AdvisoryLockTest, TimedWaitGivesUpAtTheDeadlineAndRestoresLockTimeout) {
   EXPECT_FALSE(b.try_lock_for(300ms));
   const auto took = clock_type::now() - start;
   EXPECT_GE(took, 300ms);
-  EXPECT_LT(took, 1000ms);
+  EXPECT_LT(took, scaled(1000ms));
   EXPECT_FALSE(b.holds());
   EXPECT_EQ(scalar(db2, "SHOW lock_timeout"), "0") << "lock_timeout is reset after the wait";
   EXPECT_FALSE(b.try_lock_until(std::chrono::system_clock::now() + 50ms));
@@ -281,7 +290,7 @@ TEST_P(AdvisoryLockTest, TimedWaitSucceedsWhenTheHolderReleases) {
   });
   const auto start = clock_type::now();
   EXPECT_TRUE(b.try_lock_for(5s));
-  EXPECT_LT(clock_type::now() - start, 2s);
+  EXPECT_LT(clock_type::now() - start, scaled(2s));
   releaser.join();
   b.unlock();
 
@@ -358,9 +367,9 @@ TEST_P(AdvisoryLockTest, TerminatingTheHoldersSessionSignalsLostWithinKeepalive)
   const auto pid = holder_pid(admin, key);
   ASSERT_NE(pid, 0);
   ASSERT_EQ(scalar(admin, "SELECT pg_terminate_backend(CAST($1 AS integer))", {pid}), "t");
-  const auto took = time_until([&] { return token.stop_requested(); }, 3s);
-  EXPECT_LE(took, 1500ms) << "lost within keepalive + 1 s";
-  EXPECT_LE(time_until([&] { return callbacks.load() == 1; }, 3s), 1500ms) << "on_lost runs once";
+  const auto took = time_until([&] { return token.stop_requested(); }, scaled(3s));
+  EXPECT_LE(took, scaled(1500ms)) << "lost within keepalive + 1 s";
+  EXPECT_LE(time_until([&] { return callbacks.load() == 1; }, scaled(3s)), scaled(1500ms)) << "on_lost runs once";
   std::this_thread::sleep_for(50ms);
   EXPECT_EQ(callbacks.load(), 1);
   EXPECT_FALSE(lock.holds());
@@ -376,6 +385,7 @@ TEST_P(AdvisoryLockTest, TerminatingTheHoldersSessionSignalsLostWithinKeepalive)
 
 TEST_P(AdvisoryLockTest, AnOnLostCallbackMayDestroyTheLockObject) {
   auto admin = open();
+  const auto threads_before = threads();  // before the handle and the lock start any
   const auto key = fresh_key();
   std::atomic<bool> destroyed{false};
   std::unique_ptr<advisory_lock> lock;
@@ -392,8 +402,11 @@ TEST_P(AdvisoryLockTest, AnOnLostCallbackMayDestroyTheLockObject) {
   }
   lock->lock();
   ASSERT_EQ(scalar(admin, "SELECT pg_terminate_backend(CAST($1 AS integer))", {holder_pid(admin, key)}), "t");
-  EXPECT_LE(time_until([&] { return destroyed.load(); }, 3s), 1500ms);
-  std::this_thread::sleep_for(100ms);  // the registry is torn down off the keepalive thread
+  EXPECT_LE(time_until([&] { return destroyed.load(); }, scaled(3s)), scaled(1500ms));
+  // The registry is torn down off the keepalive thread, by a detached thread: the test ends once
+  // it is done — its keepalive thread, pingers and the teardown thread itself have all exited.
+  EXPECT_TRUE(eventually([&] { return threads() <= threads_before; }, scaled(5s)))
+      << threads() << " threads left, " << threads_before << " before the lock";
 }
 
 TEST_P(AdvisoryLockTest, ASessionKilledDuringAWaitThrowsConnectionError) {
@@ -405,12 +418,19 @@ TEST_P(AdvisoryLockTest, ASessionKilledDuringAWaitThrowsConnectionError) {
   advisory_lock b(db2, key);
   a.lock();
   std::thread killer([&] {
-    std::this_thread::sleep_for(300ms);
+    // Ends the sessions waiting for the key, once b's is among them.
     const auto bits = static_cast<std::uint64_t>(key.value());
-    sql(admin,
-        "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
-        "AND CAST(classid AS bigint) = CAST($1 AS bigint) AND CAST(objid AS bigint) = CAST($2 AS bigint)",
-        {static_cast<std::int64_t>(bits >> 32), static_cast<std::int64_t>(bits & 0xffffffffu)});
+    const bool killed = eventually([&] {
+      return !sql(admin,
+                  "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
+                  "AND CAST(classid AS bigint) = CAST($1 AS bigint) AND CAST(objid AS bigint) = CAST($2 AS bigint)",
+                  {static_cast<std::int64_t>(bits >> 32), static_cast<std::int64_t>(bits & 0xffffffffu)})
+                  .rows.empty();
+    }, 10s);
+    if (!killed) {
+      ADD_FAILURE() << "b never waited for the key within 10 s";
+      sql(admin, "SELECT pg_terminate_backend(CAST($1 AS integer))", {holder_pid(admin, key)});  // so b.lock() returns
+    }
   });
   EXPECT_THROW(b.lock(), connection_error);
   killer.join();
@@ -494,13 +514,13 @@ TEST_P(AdvisoryLockTest, XactLockWaitsForAHolderAndSharedXactLocksCoexist) {
   o.owner = "holder";
   advisory_lock holder(other, key, o);
   holder.lock();
+  const auto start = clock_type::now();  // before the releaser starts its 150 ms
   std::thread releaser([&] {
     std::this_thread::sleep_for(150ms);
     holder.unlock();
   });
-  const auto start = clock_type::now();
   with_advisory_xact_lock(db, key, [] {});
-  EXPECT_GE(clock_type::now() - start, 100ms);
+  EXPECT_GE(clock_type::now() - start, 150ms);
   releaser.join();
 
   advisory_xact_options shared;
@@ -522,7 +542,7 @@ TEST_P(AdvisoryLockTest, XactLockReportsASessionThatDiedWhileTheFunctionRan) {
                    db, key,
                    [&](std::stop_token token) {
                      scalar(admin, "SELECT pg_terminate_backend(CAST($1 AS integer))", {holder_pid(admin, key)});
-                     signalled = time_until([&] { return token.stop_requested(); }, 3s) <= 1200ms;
+                     signalled = time_until([&] { return token.stop_requested(); }, scaled(3s)) <= scaled(1200ms);
                    },
                    o),
                lock_lost);

@@ -1,6 +1,7 @@
 // The TableLock contract on every driver × dialect pair (DESIGN.md §3).
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -15,6 +16,8 @@
 #include "support/client_sessions.hpp"
 #include "support/lockable.hpp"
 #include "support/lock_fixture.hpp"
+#include "support/program.hpp"
+#include "support/time_scale.hpp"
 
 namespace sqllock::test {
 namespace {
@@ -160,12 +163,15 @@ TEST_P(TableLockTest, ReleaseByANonOwnerChangesNothing) {
 TEST_P(TableLockTest, ExpiredLeaseIsTakenOverAndTheLateHolderCannotReleaseIt) {
   auto db1 = open();
   auto db2 = open();
-  table_lock late(db1, "lease", opts(300ms, false));
+  // Long enough for the grant and next's attempt to come back within the lease on a slow machine.
+  const auto ttl = scaled(300ms);
+  table_lock late(db1, "lease", opts(ttl, false));
   table_lock next(db2, "lease");
   ASSERT_TRUE(late.try_lock());
   const auto old_fence = late.fence();
   EXPECT_FALSE(next.try_lock());
-  std::this_thread::sleep_for(450ms);
+  // From after the grant came back, so past the lease by both clocks (they tick in milliseconds).
+  std::this_thread::sleep_for(ttl + 100ms);
   EXPECT_FALSE(late.holds());  // by the local clock the lease is over
   ASSERT_TRUE(next.try_lock());
   EXPECT_GT(next.fence(), old_fence);
@@ -180,8 +186,10 @@ TEST_P(TableLockTest, FenceIncreasesAcrossReleaseTakeoverAndDeletion) {
   auto db1 = open();
   auto db2 = open();
   std::vector<std::int64_t> fences;
-  table_lock a(db1, "fenced", opts(200ms, false));
-  table_lock b(db2, "fenced", opts(200ms, false));
+  // Each grant and the release after it must come back within the lease, even on a slow machine.
+  const auto ttl = scaled(200ms);
+  table_lock a(db1, "fenced", opts(ttl, false));
+  table_lock b(db2, "fenced", opts(ttl, false));
   for (int round = 0; round < 3; ++round) {  // plain release
     ASSERT_TRUE(a.try_lock());
     fences.push_back(a.fence());
@@ -189,7 +197,7 @@ TEST_P(TableLockTest, FenceIncreasesAcrossReleaseTakeoverAndDeletion) {
   }
   ASSERT_TRUE(a.try_lock());  // take-over after expiry
   fences.push_back(a.fence());
-  std::this_thread::sleep_for(300ms);
+  std::this_thread::sleep_for(ttl + 100ms);  // from after the grant: past the lease
   ASSERT_TRUE(b.try_lock());
   fences.push_back(b.fence());
   sql(db1, "DELETE FROM " + table_);  // the row disappears (reaper, operator)
@@ -205,13 +213,17 @@ TEST_P(TableLockTest, FenceIncreasesAcrossReleaseTakeoverAndDeletion) {
 TEST_P(TableLockTest, RenewalKeepsTheLockPastThreeTtls) {
   auto db1 = open();
   auto db2 = open();
-  table_lock a(db1, "renewed", opts(300ms, true));
+  // The watchdog renews at a third of the lease and must be back before its end: on a slow
+  // machine that takes a longer lease.
+  const auto ttl = scaled(300ms);
+  table_lock a(db1, "renewed", opts(ttl, true));
   table_lock b(db2, "renewed");
   ASSERT_TRUE(a.try_lock());
   const auto fence = a.fence();
-  for (int i = 0; i < 6; ++i) {  // 6 × 200 ms = 4 ttl
-    std::this_thread::sleep_for(200ms);
-    EXPECT_FALSE(b.try_lock()) << "taken over after " << (i + 1) * 200 << " ms";
+  const auto step = ttl * 7 / 10;
+  for (int i = 0; i < 5; ++i) {  // 5 × 0.7 ttl = 3.5 ttl
+    std::this_thread::sleep_for(step);
+    EXPECT_FALSE(b.try_lock()) << "taken over after " << ((i + 1) * step).count() << " ms";
     EXPECT_TRUE(a.holds());
   }
   EXPECT_EQ(a.fence(), fence);
@@ -223,13 +235,15 @@ TEST_P(TableLockTest, RenewalKeepsTheLockPastThreeTtls) {
 TEST_P(TableLockTest, WithoutRenewalTheLockIsLostAtItsTtl) {
   auto db = open();
   std::atomic<bool> lost{false};
-  auto o = opts(300ms, false);
+  const auto ttl = scaled(300ms);  // the grant must come back within it
+  auto o = opts(ttl, false);
   o.on_lost = [&] { lost = true; };
   table_lock a(db, "bounded", o);
+  const auto start = clock_type::now();
   ASSERT_TRUE(a.try_lock());
   auto token = a.lost_token();
-  std::this_thread::sleep_for(600ms);
-  EXPECT_TRUE(lost.load());
+  EXPECT_TRUE(eventually([&] { return lost.load(); }, 2 * ttl)) << "not lost within two ttls";
+  EXPECT_GE(clock_type::now() - start, ttl) << "lost before its ttl ran out";
   EXPECT_TRUE(token.stop_requested());
   EXPECT_FALSE(a.holds());
 }
@@ -239,7 +253,7 @@ TEST_P(TableLockTest, DeletedRowFiresTheLostSignal) {
   std::mutex mu;
   std::condition_variable cv;
   bool lost = false;
-  auto o = opts(300ms, true);
+  auto o = opts(scaled(300ms), true);  // the grant must come back within it
   o.on_lost = [&] {
     std::lock_guard lock(mu);
     lost = true;
@@ -252,7 +266,7 @@ TEST_P(TableLockTest, DeletedRowFiresTheLostSignal) {
   sql(db, "DELETE FROM " + table_ + " WHERE resource = 'doomed'");
   {
     std::unique_lock lock(mu);
-    EXPECT_TRUE(cv.wait_for(lock, 2s, [&] { return lost; })) << "no lost signal within 2 s";
+    EXPECT_TRUE(cv.wait_for(lock, scaled(2s), [&] { return lost; })) << "no lost signal within " << scaled(2s).count() << " ms";
   }
   EXPECT_TRUE(token.stop_requested());
   EXPECT_FALSE(a.holds());
@@ -261,15 +275,23 @@ TEST_P(TableLockTest, DeletedRowFiresTheLostSignal) {
 
 TEST_P(TableLockTest, OneRenewalStatementRenewsEveryLeaseOfTheHandle) {
   auto db = open();
-  table_lock a(db, "r1", opts(300ms)), b(db, "r2", opts(300ms)), c(db, "r3", opts(30s));
+  const auto ttl = scaled(300ms);  // renewals are due every third of it
+  table_lock a(db, "r1", opts(ttl)), b(db, "r2", opts(ttl)), c(db, "r3", opts(30s));
   ASSERT_TRUE(a.try_lock());
   ASSERT_TRUE(b.try_lock());
   ASSERT_TRUE(c.try_lock());
-  std::this_thread::sleep_for(450ms);  // renewals are due every 100 ms
-  // One statement reads the clock once: every row it renewed carries the same renewed_at.
-  const auto r = sql(db, "SELECT COUNT(DISTINCT renewed_at), SUM(CASE WHEN renewed_at > acquired_at THEN 1 ELSE 0 END) FROM " + table_);
-  EXPECT_EQ(r.rows.at(0).at(1).value(), "3") << "every lease was renewed, the 30 s one too";
-  EXPECT_EQ(r.rows.at(0).at(0).value(), "1") << "all of them by one statement";
+  // One statement reads the clock once: every row it renewed carries the same renewed_at. Every
+  // renewal covers all three rows, so from the moment all of them are renewed they must agree.
+  const std::string query = "SELECT COUNT(DISTINCT renewed_at), SUM(CASE WHEN renewed_at > acquired_at THEN 1 ELSE 0 END) FROM " + table_;
+  std::string distinct, renewed;
+  const bool all_renewed = eventually([&] {
+    const auto r = sql(db, query);
+    distinct = r.rows.at(0).at(0).value_or("NULL");
+    renewed = r.rows.at(0).at(1).value_or("NULL");
+    return renewed == "3";
+  }, scaled(3s));
+  EXPECT_TRUE(all_renewed) << "every lease is renewed, the 30 s one too; renewed: " << renewed;
+  EXPECT_EQ(distinct, "1") << "all of them by one statement";
 }
 
 TEST_P(TableLockTest, ReleaseMatchesOwnerAndFenceInTheDatabase) {
@@ -303,17 +325,17 @@ void declare_lost(const database& db, const std::string& name) {
 TEST_P(TableLockTest, ARowOutlivingItsLostHoldIsDeletedNotRenewedForever) {
   auto db = open();
   std::atomic<bool> lost{false};
-  auto o = opts(300ms);
+  const auto ttl = scaled(300ms);  // the keeper's renewals must come back within it
+  auto o = opts(ttl);
   o.on_lost = [&] { lost = true; };
-  table_lock victim(db, "victim", o), keeper(db, "keeper", opts(300ms));
+  table_lock victim(db, "victim", o), keeper(db, "keeper", opts(ttl));
   ASSERT_TRUE(victim.try_lock());
   ASSERT_TRUE(keeper.try_lock());  // keeps the handle's renewals running
   declare_lost(db, "victim");
   EXPECT_TRUE(lost);
   EXPECT_FALSE(victim.holds());
   EXPECT_THROW(victim.release(), not_held);
-  const auto deadline = clock_type::now() + 3s;
-  while (rows(db, "resource = 'victim'") != 0 && clock_type::now() < deadline) std::this_thread::sleep_for(50ms);
+  eventually([&] { return rows(db, "resource = 'victim'") == 0; }, scaled(3s));
   EXPECT_EQ(rows(db, "resource = 'victim'"), 0) << "the handle's renewals kept a row alive that nobody holds";
   EXPECT_TRUE(keeper.holds());
   EXPECT_EQ(rows(db, "resource = 'keeper'"), 1);
@@ -335,19 +357,22 @@ TEST_P(TableLockTest, LockingAgainAfterALostHoldStartsAFreshHold) {
 TEST_P(TableLockTest, ExpiryUsesTheStatementClockNotAnOldTransactionStart) {
   // A holder whose statement runs inside a transaction opened long ago must still get a lease
   // measured from the statement, not from the transaction's start.
+  // The lease must outlast the statements below on a slow machine; the transaction is older than
+  // the lease, so a lease measured from its start would have run out before it was granted.
+  const auto lease = scaled(500ms);
   auto db = open();
   auto& impl = detail::database_access::impl(db);
   auto conn = impl.borrow();
   conn->exec_direct(impl.sql().begin);
   conn->exec_direct("SELECT COUNT(*) FROM " + table_);  // the transaction's snapshot starts here
-  std::this_thread::sleep_for(700ms);
+  std::this_thread::sleep_for(lease + 200ms);
   detail::table_store store(*conn, impl.sql());
-  const auto got = store.acquire({"clock", "owner-x", "session-x", 500ms, false});
+  const auto got = store.acquire({"clock", "owner-x", "session-x", lease, false});
   ASSERT_TRUE(got.has_value());
   const auto left = store.lease_remaining("clock");
   conn->exec_direct(impl.sql().commit);
   ASSERT_TRUE(left.has_value());
-  EXPECT_GT(*left, 300ms) << "lease measured from the transaction start";
+  EXPECT_GT(*left, lease * 3 / 5) << "lease measured from the transaction start";
   // And another owner cannot take it over while it is live.
   table_lock other(db, "clock");
   EXPECT_FALSE(other.try_lock());
@@ -412,13 +437,13 @@ TEST_P(TableLockTest, WaiterGetsTheLockWhenTheHolderReleases) {
   table_lock a(db1, "handoff", holder);
   table_lock b(db2, "handoff");
   ASSERT_TRUE(a.try_lock());
+  const auto start = clock_type::now();  // before the releaser starts its 200 ms
   std::thread releaser([&] {
     std::this_thread::sleep_for(200ms);
     a.unlock();
   });
-  const auto start = clock_type::now();
   b.lock();
-  EXPECT_GE(clock_type::now() - start, 150ms);
+  EXPECT_GE(clock_type::now() - start, 200ms);
   EXPECT_TRUE(b.holds());
   releaser.join();
   b.unlock();
@@ -454,7 +479,7 @@ TEST_P(TableLockTest, TimedWaitReturnsFalseAtTheDeadline) {
   EXPECT_FALSE(b.try_lock_until(std::chrono::system_clock::now() + 300ms));
   const auto waited = clock_type::now() - start;
   EXPECT_GE(waited, 290ms);
-  EXPECT_LT(waited, 2s);
+  EXPECT_LT(waited, scaled(2s));
 }
 
 TEST_P(TableLockTest, MissingLockTableIsASchemaError) {
@@ -477,27 +502,32 @@ INSTANTIATE_TEST_SUITE_P(AllTargets, TableLockTest, ::testing::ValuesIn(all_targ
 // and the check is in the dialect-free core).
 class TableLockServerTest : public TableLockTest {
  protected:
-  // Makes every grant of a new hold or a re-entry (not a renewal) sleep 400 ms before it commits.
-  void slow_down_grants() {
+  // Makes every re-entry (an update that raises the count; not a renewal) sleep `pause` before it
+  // commits, and every grant of a new hold too unless `new_holds` is false.
+  void slow_down_grants(std::chrono::milliseconds pause, bool new_holds = true) {
+    // Trigger bodies take no parameters; the pause is a number this test computed.
+    const std::string seconds = std::to_string(pause.count() / 1000.0);
     auto owner = open_owner();
     if (GetParam().dialect == dialect_kind::postgresql) {
       sql(owner, "CREATE FUNCTION " + table_ +
                      "_pause() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-                     "IF TG_OP = 'INSERT' OR NEW.count > OLD.count THEN PERFORM pg_sleep(0.4); END IF; "
+                     "IF TG_OP = 'INSERT' OR NEW.count > OLD.count THEN PERFORM pg_sleep(" + seconds + "); END IF; "
                      "RETURN NEW; END $$");
-      sql(owner, "CREATE TRIGGER " + table_ + "_pause AFTER INSERT OR UPDATE ON " + table_ +
-                     " FOR EACH ROW EXECUTE FUNCTION " + table_ + "_pause()");
+      sql(owner, "CREATE TRIGGER " + table_ + "_pause AFTER " + (new_holds ? "INSERT OR UPDATE" : "UPDATE") + " ON " +
+                     table_ + " FOR EACH ROW EXECUTE FUNCTION " + table_ + "_pause()");
     } else {
-      sql(owner, "CREATE TRIGGER " + table_ + "_pause_ins AFTER INSERT ON " + table_ +
-                     " FOR EACH ROW SET @sqllock_pause = SLEEP(0.4)");
+      if (new_holds)
+        sql(owner, "CREATE TRIGGER " + table_ + "_pause_ins AFTER INSERT ON " + table_ +
+                       " FOR EACH ROW SET @sqllock_pause = SLEEP(" + seconds + ")");
       sql(owner, "CREATE TRIGGER " + table_ + "_pause_upd AFTER UPDATE ON " + table_ +
-                     " FOR EACH ROW SET @sqllock_pause = IF(NEW.count > OLD.count, SLEEP(0.4), 0)");
+                     " FOR EACH ROW SET @sqllock_pause = IF(NEW.count > OLD.count, SLEEP(" + seconds + "), 0)");
     }
   }
 };
 
 TEST_P(TableLockServerTest, AGrantThatArrivesAfterItsLeaseIsUndoneAndReportedFalse) {
-  slow_down_grants();
+  // However slow the machine, the grant comes back after the pause, past the shorter lease.
+  slow_down_grants(400ms);
   auto db = open();
   table_lock late(db, "late", opts(200ms, false));
   const auto start = clock_type::now();
@@ -509,12 +539,18 @@ TEST_P(TableLockServerTest, AGrantThatArrivesAfterItsLeaseIsUndoneAndReportedFal
 }
 
 TEST_P(TableLockServerTest, ALateReEntryIsUndoneAndLeavesTheCountAsItWas) {
+  // The first grant (not slowed) and the re-entry's statement must both reach the server within
+  // the lease, or the re-entry would be a take-over of an expired row; the re-entry's reply then
+  // comes back after the pause, past the lease.
+  const auto ttl = scaled(300ms);
+  const auto pause = ttl + 100ms;
+  slow_down_grants(pause, false);  // before the first lock: the DDL takes no time from the lease
   auto db = open();
-  table_lock held(db, "reentry", opts(300ms, false));
+  table_lock held(db, "reentry", opts(ttl, false));
   ASSERT_TRUE(held.try_lock());
   const auto fence = held.fence();
-  slow_down_grants();
-  EXPECT_FALSE(held.try_lock()) << "the re-entry came back 400 ms after it was sent, past its 300 ms lease";
+  EXPECT_FALSE(held.try_lock()) << "the re-entry came back " << pause.count() << " ms after it was sent, past its "
+                                << ttl.count() << " ms lease";
   EXPECT_EQ(column(db, "reentry", "count"), "1") << "the late re-entry's count is taken back";
   EXPECT_EQ(column(db, "reentry", "fence"), std::to_string(fence));
 }
@@ -531,7 +567,13 @@ TEST_P(TableLockServerTest, KilledSessionsGiveTypedErrorsAndTheHandleRecovers) {
   const auto sessions = sessions_of_process(admin, ::getpid());
   ASSERT_FALSE(sessions.empty()) << "found none of this process's sessions";
   for (const auto id : sessions) EXPECT_TRUE(kill_session(admin, id));
-  std::this_thread::sleep_for(200ms);  // the server closes them
+  // The server ends a killed session asynchronously: wait until none of them is listed.
+  const auto gone = [&] {
+    for (const auto& s : client_sessions(admin))
+      if (std::find(sessions.begin(), sessions.end(), s.id) != sessions.end()) return false;
+    return true;
+  };
+  ASSERT_TRUE(eventually(gone, scaled(5s))) << "the server did not end the killed sessions";
   int failures = 0;
   bool locked = false;
   for (int attempt = 0; attempt < 5 && !locked; ++attempt) {
