@@ -4,6 +4,7 @@
 #include <limits>
 #include <set>
 #include <sstream>
+#include <utility>
 
 namespace sqllock::fault {
 namespace {
@@ -21,7 +22,7 @@ struct hold_rec {
   bool releasing = false;   // Y seen: the section ended and the release began
   std::string release;      // X's outcome; "" when the process died first
   std::int64_t release_at = 0;
-  std::int64_t lost_at = 0;  // first lost signal
+  std::int64_t lost_at = 0;  // first lost signal (may precede start: see build_holds)
   std::vector<std::pair<std::int64_t, std::int64_t>> reentries;  // (time, inner fence)
   std::string fenced;        // ok / rej / unk; "" when not attempted
   std::int64_t fenced_sent = 0, fenced_done = 0;
@@ -35,6 +36,9 @@ std::vector<hold_rec> build_holds(const run_evidence& ev) {
   std::vector<hold_rec> out;
   for (const auto& [key, events] : by_thread) {
     std::optional<hold_rec> cur;
+    // A lost signal that fired before the lock's stop_callback was registered runs in that
+    // registration, which comes before the section writes A: it belongs to the next hold.
+    std::int64_t lost_before_a = 0;
     const auto close = [&] {
       if (!cur) return;
       if (!cur->releasing) cur->end = killed_at[cur->pid] ? killed_at[cur->pid] : events.back()->mono;
@@ -53,6 +57,7 @@ std::vector<hold_rec> build_holds(const run_evidence& ev) {
           cur->fence = e->fence;
           cur->start = e->mono;
           cur->called = field(2).empty() ? e->mono : std::stoll(field(2));
+          cur->lost_at = std::exchange(lost_before_a, 0);
           break;
         case 'N':
           if (cur) cur->reentries.emplace_back(e->mono, std::stoll(field(0)));
@@ -66,6 +71,7 @@ std::vector<hold_rec> build_holds(const run_evidence& ev) {
           break;
         case 'L':
           if (cur && cur->res == e->resource && cur->lost_at == 0) cur->lost_at = e->mono;
+          if (!cur && lost_before_a == 0) lost_before_a = e->mono;
           break;
         case 'Y':
           if (cur) {
@@ -187,9 +193,16 @@ class checker {
           bump("grants-without-client");  // liveness probes; acquires whose reply was lost (sqllock deletes those)
           continue;
         }
-        bool own = false;
-        for (const hold_rec* h : it->second)
+        // The holder's handle also deletes the row of a hold it declared lost (renew_once's orphan
+        // cleanup, or its next acquire of the resource): a delete after the holder was told.
+        const std::int64_t deleted_mono = *g.deleted_us * 1000 - ev_.realtime_minus_mono_ns;
+        bool own = false, orphan = false;
+        for (const hold_rec* h : it->second) {
           own = own || h->release == "ok" || h->release == "unk" || h->release == "err" || (h->releasing && h->release.empty());
+          orphan = orphan || told_lost_before(*h, deleted_mono);
+        }
+        if (!own && orphan) bump("early-deletes-of-lost-holds");
+        own = own || orphan;
         if (!own)
           violation("foreign-delete", describe(*it->second.front()) + ": row deleted " +
                                           std::to_string((g.expires_us - *g.deleted_us) / 1000) +
@@ -198,6 +211,18 @@ class checker {
     }
     metric("server-grants", static_cast<std::int64_t>(ev_.grants.size()));
     metric("server-overlap-max-us", max_overlap_us);
+  }
+
+  // Whether `h`'s holder had been told it lost the hold before `at` (the row's DELETE, on the
+  // histories' clock): by a lost signal — written inside the library's lose(), so before any
+  // orphan cleanup of that hold — or by a release that reported the loss (the next acquire of the
+  // same thread deletes a lost hold's live row only after that). No slack beyond the database
+  // clock's resolution (SQLite: whole ms, truncated): an unsafe peer's DELETE is typically
+  // followed within a millisecond or two by its victim's failed release, and must still count.
+  bool told_lost_before(const hold_rec& h, std::int64_t at) const {
+    const std::int64_t resolution = ev_.cfg.dialect == dialect_kind::sqlite ? kMs : 0;
+    const bool release_said = h.release == "notheld" || h.release == "lost";
+    return (h.lost_at && h.lost_at < at + resolution) || (release_said && h.release_at < at + resolution);
   }
 
   void client_fences() {
@@ -267,16 +292,25 @@ class checker {
   // fenced write) stalls every other process's writes, renewals included, so any holder's lease
   // can run out while it waits, blocked inside its section. There a long pause of any process
   // explains an overlap; on a server only a pause of the stale holder itself does.
+  //
+  // A session lock's keepalive declares a session lost when its ping has not answered within
+  // kPingTimeout (src/core/pinned_session.hpp, 800 ms); a long pause (≥ 1.5 L = 3 s) can outlast
+  // that even with the late-wake reprieve, and the written-off connection is then closed, which
+  // frees the lock while the resumed holder is still in its section. That is the contract working
+  // (the loss was reported: the lost signal fired), not a violation; without the signal it is one.
   std::string explanation(const hold_rec& stale) const {
     const bool lease = ev_.cfg.kind == lock_kind::table;
+    const bool signalled = ev_.cfg.kind == lock_kind::advisory || ev_.cfg.kind == lock_kind::named;
     const bool one_writer = ev_.cfg.dialect == dialect_kind::sqlite;
     for (const auto& f : ev_.faults) {
       if (f.start > stale.end || f.end < stale.called) continue;
+      const bool long_pause = f.kind == "pause-long" || f.kind == "pause-xlong";
       if (f.kind.rfind("restart", 0) == 0) return f.kind;
-      if (lease && one_writer && (f.kind == "pause-long" || f.kind == "pause-xlong")) return f.kind + "-of-a-writer";
+      if (lease && one_writer && long_pause) return f.kind + "-of-a-writer";
       if (f.pid != stale.pid) continue;
-      if (lease && (f.kind == "pause-long" || f.kind == "pause-xlong")) return f.kind;
+      if (lease && long_pause) return f.kind;
       if (!lease && f.kind == "session-kill") return f.kind;
+      if (signalled && long_pause && stale.lost_at >= f.start) return f.kind + "-session-written-off";
     }
     return "";
   }
@@ -308,33 +342,49 @@ class checker {
   }
 
   // After a session kill, the holder must learn of the loss within keepalive + 1 s.
+  //
+  // The histories do not say which thread's session was killed, only its process. The nemesis
+  // looked for lock-holding sessions from found_at, and killed one between f.start and f.end. A
+  // hold's start (A) is written after the server granted it, so the times bound the victim only
+  // through the acquire call's start (called): the session held, when seen, the lock of a hold of
+  // that process whose call began before f.start. Either that hold's release began before the kill
+  // ended and had not finished when the look began ("raced": the kill may have hit a session that
+  // had just let go, so there was nothing to learn), or that hold was still in its section after
+  // f.end. So unless raced, the victim is among the candidates — holds of the process whose call
+  // began by f.end and still inside after f.end (some may have been granted after the kill, on
+  // another session: they only add chances to learn) — and some candidate must learn: a lost
+  // signal, a release that did not succeed, or an acquire of the process failing (T: a grant the
+  // killed session answered too late for a hold to begin).
   void lost_signals() {
     if (ev_.cfg.kind != lock_kind::advisory && ev_.cfg.kind != lock_kind::named && ev_.cfg.kind != lock_kind::row) return;
-    const std::int64_t bound = (ev_.cfg.keepalive.count() + 1000) * kMs;
+    const std::int64_t bound = ev_.lost_signal_bound_ms * kMs;
     std::int64_t worst = 0;
     for (const auto& f : ev_.faults) {
       if (f.kind != "session-kill") continue;
       bool disturbed = false;  // paused or crashed before it could notice
       for (const auto& g : ev_.faults)
         if (&g != &f && (g.pid == f.pid || g.pid == 0) && g.start < f.end + bound && g.end >= f.start) disturbed = true;
-      // The killed session held a lock when the nemesis looked (found_at). If a section of that
-      // process began its release between the look and the kill, the kill may have hit a session
-      // that had just let go: nothing to learn, so the kill is not checked.
       std::int64_t learned = std::numeric_limits<std::int64_t>::max();
       bool holding = false, raced = false;
       for (const auto& h : holds_) {
-        if (h.pid != f.pid || h.start > f.found_at) continue;
-        if (h.releasing && h.end >= f.found_at && h.end <= f.end) raced = true;
-        if (h.end < f.found_at) continue;
+        if (h.pid != f.pid) continue;
+        if (h.called <= f.start && h.releasing && h.end <= f.end && (h.release_at == 0 || h.release_at >= f.found_at))
+          raced = true;
+        if (h.called > f.end || h.end <= f.end) continue;
         holding = true;
         if (h.lost_at >= f.start) learned = std::min(learned, h.lost_at);
         if (h.release_at && h.release != "ok") learned = std::min(learned, h.release_at);
       }
+      for (const auto& e : ev_.events)
+        if (e.pid == f.pid && e.type == 'T' && e.mono >= f.start) learned = std::min(learned, e.mono);
       if (!holding || raced || disturbed) {
         bump("session-kills-unchecked");
         continue;
       }
-      const std::int64_t latency = learned == std::numeric_limits<std::int64_t>::max() ? -1 : learned - f.end;
+      bump("session-kills-checked");
+      // A holder may learn before kill_session returns (f.end): that is latency 0, not "never".
+      const std::int64_t latency =
+          learned == std::numeric_limits<std::int64_t>::max() ? -1 : std::max<std::int64_t>(0, learned - f.end);
       worst = std::max(worst, latency);
       // Row locks have no loss signal: their holder learns at its next statement or COMMIT.
       if (ev_.cfg.kind == lock_kind::row) continue;

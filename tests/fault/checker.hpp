@@ -7,7 +7,9 @@
 //                       earlier (then compared with when the next grant was logged)
 //   fence-order         fences not strictly increasing in the order grants took effect (server log)
 //   foreign-delete      a grant's row deleted before its expiry by someone other than its holder
-//                       (the holder's own release did not report success)
+//                       (the holder's own release did not report success, and the holder had not
+//                       been told of the loss before the delete: sqllock deletes the row of a hold
+//                       it declared lost as an orphan)
 //   unknown-fence       a client believes in a (resource, fence) the server never granted
 //   reentry-fence       a re-entrant acquire reported another fence than its hold, without a lost signal
 //   lost-write          the fenced counter holds fewer increments than writes reported accepted
@@ -15,9 +17,12 @@
 //   stale-write         a fenced write accepted after a write with a higher fence had completed
 //   client-overlap      two clients in their critical sections at once, not explained by a fault
 //                       on the earlier holder (pause > L/2 or restart for table locks; its session
-//                       killed or restart for session and row locks)
+//                       killed or restart for session and row locks; for advisory and named locks
+//                       also a long pause after which the keepalive declared the session lost)
 //   lost-signal-late    after a session kill, the holder learned nothing within keepalive + 1 s
-//   liveness            a resource not acquirable within the bound after the last fault
+//                       (the 1 s stretched in sanitizer builds: support/time_scale.hpp)
+//   liveness            a resource not acquirable within the bound after the last fault (counted
+//                       from when every worker was dead and reaped)
 //   row-atomicity       row locks: the in-transaction unfenced counter lost an update
 #pragma once
 
@@ -50,6 +55,10 @@ struct run_evidence {
   std::vector<data_row> data;
   std::vector<liveness_result> liveness;
   std::int64_t liveness_bound_ms = 0;
+  std::int64_t lost_signal_bound_ms = 0;  // a killed session's holder must learn within this
+  // CLOCK_REALTIME − CLOCK_MONOTONIC in ns: the private server runs on this host, so its clock
+  // (the grant log's times) is CLOCK_REALTIME; this maps those times onto the histories' clock.
+  std::int64_t realtime_minus_mono_ns = 0;
 };
 
 struct report {

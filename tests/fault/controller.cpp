@@ -1,6 +1,8 @@
 #include "fault/controller.hpp"
 
+#include <algorithm>
 #include <condition_variable>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <mutex>
@@ -19,6 +21,7 @@
 #include "sqllock/reaper.hpp"
 #include "sqllock/row_lock.hpp"
 #include "sqllock/table_lock.hpp"
+#include "support/time_scale.hpp"
 
 namespace sqllock::fault {
 namespace {
@@ -77,15 +80,25 @@ std::int64_t time_to_acquire(const run_config& cfg, const std::string& uri, int 
   return -1;
 }
 
-// The fault log and the server's grant log next to the histories, for post-mortems (--keep).
+// The fault log, the server's grant log and the clock offset (database times onto the histories'
+// clock) next to the histories, for post-mortems (--keep).
 void dump_evidence(const std::filesystem::path& dir, const run_evidence& ev) {
   std::ofstream faults(dir / "faults.txt");
   for (const auto& f : ev.faults)
     faults << f.kind << ' ' << f.pid << ' ' << f.start << ' ' << f.end << ' ' << f.session << ' ' << f.found_at << '\n';
+  std::ofstream(dir / "clock.txt") << "realtime_minus_mono_ns " << ev.realtime_minus_mono_ns << '\n';
   std::ofstream grants(dir / "grants.txt");
   for (const auto& g : ev.grants)
     grants << g.resource << ' ' << g.fence << ' ' << g.owner << ' ' << g.granted_us << ' ' << g.expires_us << ' '
            << g.taken_over_us.value_or(0) << ' ' << g.deleted_us.value_or(0) << ' ' << g.logged_us << '\n';
+}
+
+// CLOCK_REALTIME − CLOCK_MONOTONIC in nanoseconds, now.
+std::int64_t realtime_minus_mono_ns() {
+  timespec rt{}, mono{};
+  ::clock_gettime(CLOCK_REALTIME, &rt);
+  ::clock_gettime(CLOCK_MONOTONIC, &mono);
+  return (rt.tv_sec - mono.tv_sec) * 1'000'000'000LL + (rt.tv_nsec - mono.tv_nsec);
 }
 
 std::string flag_value(const run_config& cfg) {
@@ -115,6 +128,7 @@ report run_controller(const controller_args& a) {
     create_schema(admin, cfg.resources);
   }
   board holders(a.dir / "board", true);
+  const std::int64_t clock_offset_before = realtime_minus_mono_ns();
   const std::int64_t until = mono_ns() + cfg.duration.count() * 1'000'000'000;
   fleet workers(cfg.processes, a.dir, [&](int slot, const std::filesystem::path& history) {
     return std::vector<std::string>{a.self, "worker", "--uri", uri, "--database", std::string(to_string(cfg.dialect)), "--kind",
@@ -155,20 +169,28 @@ report run_controller(const controller_args& a) {
   }
   nemesis_thread.join();
 
-  // The last fault: every worker dies at once, most of them holding locks.
-  const std::int64_t last_fault = workers.kill_all();
-  const auto bound = cfg.kind == lock_kind::table ? cfg.lease + reaper_period(cfg) + std::chrono::seconds(1)
-                                                  : cfg.keepalive + std::chrono::seconds(1);
+  // The last fault: every worker dies at once, most of them holding locks. The wait is counted
+  // from when all are dead and reaped: an ASan process's exit unmaps its huge shadow memory
+  // before the kernel closes its sockets, which is no part of the lock's contract. The second of
+  // slack (connecting the probes, the server ending the sessions) stretches in sanitizer builds.
+  workers.kill_all();
+  const std::int64_t all_dead = mono_ns();
+  const auto slack = test::scaled(std::chrono::seconds(1));
+  const auto bound = cfg.kind == lock_kind::table ? cfg.lease + reaper_period(cfg) + slack : cfg.keepalive + slack;
   run_evidence ev;
   ev.cfg = cfg;
   ev.liveness_bound_ms = bound.count();
+  ev.lost_signal_bound_ms = (cfg.keepalive + slack).count();
+  // The smaller sample maps database times later onto the histories' clock: lenient if the clock
+  // was slewed meanwhile (checker.cpp's foreign-delete test).
+  ev.realtime_minus_mono_ns = std::min(clock_offset_before, realtime_minus_mono_ns());
   ev.liveness.resize(static_cast<std::size_t>(cfg.resources));
   {
     std::vector<std::jthread> probes;
     for (int i = 0; i < cfg.resources; ++i) {
       probes.emplace_back([&, i] {
         ev.liveness[static_cast<std::size_t>(i)] = {resource_name(i),
-                                                    time_to_acquire(cfg, uri, i, bound + std::chrono::seconds(5), last_fault)};
+                                                    time_to_acquire(cfg, uri, i, bound + std::chrono::seconds(5), all_dead)};
       });
     }
   }
