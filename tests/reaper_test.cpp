@@ -6,7 +6,9 @@
 #include <atomic>
 #include <barrier>
 #include <random>
+#include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "core/admin_store.hpp"
 #include "core/database_impl.hpp"
@@ -76,6 +78,29 @@ TEST_P(ReaperTest, OneBatchDeletesAtMostTheBatchSize) {
   EXPECT_EQ(batch.candidates, 7u);
   EXPECT_EQ(batch.deleted, 7u);
   EXPECT_EQ(rows(db), 23);
+}
+
+// on_batch hears of every committed batch, so a caller counting there knows what a pass did even
+// when it ends part-way (here: by the callback's own exception, after the second batch).
+TEST_P(ReaperTest, OnBatchReportsEachCommittedBatchAndWhatAFailedPassDeleted) {
+  auto db = open();
+  insert_rows(db, {.prefix = "old-", .count = 250, .expires_in = -1h});
+  insert_rows(db, {.prefix = "live-", .count = 3, .expires_in = 1h});
+  std::vector<std::uint64_t> batches;
+  EXPECT_EQ(reap(db, {.batch_size = 100, .on_batch = [&](std::uint64_t n) { batches.push_back(n); }}), 250u);
+  EXPECT_EQ(batches, (std::vector<std::uint64_t>{100, 100, 50}));
+
+  insert_rows(db, {.prefix = "again-", .count = 250, .expires_in = -1h});
+  std::uint64_t reported = 0;
+  int calls = 0;
+  const auto failing = [&](std::uint64_t n) {
+    reported += n;
+    if (++calls == 2) throw std::runtime_error("stop counting");
+  };
+  EXPECT_THROW(reap(db, {.batch_size = 100, .on_batch = failing}), std::runtime_error);
+  EXPECT_EQ(reported, 200u);
+  EXPECT_EQ(rows(db, "resource LIKE 'again-%'"), 50) << "the two reported batches stay deleted";
+  EXPECT_EQ(rows(db, "resource LIKE 'live-%'"), 3);
 }
 
 TEST_P(ReaperTest, RejectsOutOfRangeOptionsWithoutTouchingTheTable) {

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <stop_token>
 
 #include "sqllock/database.hpp"
@@ -33,6 +34,12 @@ struct reap_options {
 
   // Checked between batches: once stop is requested, reap() returns what it deleted so far.
   std::stop_token stop{};
+
+  // Called on the calling thread after each batch has committed, with the rows it deleted (0 for
+  // the last, short batch of a pass that found nothing more). Those rows stay deleted even if a
+  // later batch throws, so a caller that counts here (the sqllock-reaper daemon's metrics) knows
+  // what a failed pass did. May be empty. An exception it throws ends reap() with that exception.
+  std::function<void(std::uint64_t deleted)> on_batch{};
 };
 
 // Deletes every row of db.table() whose lease ended at least options.grace ago (expires_at <=
@@ -46,7 +53,7 @@ struct reap_options {
 // run at once, and each expired row is deleted by exactly one of them.
 // Throws invalid_argument for a batch_size or grace out of range, schema_error when the lock
 // table is missing, connection_error / backend_error when the database fails (rows deleted by
-// earlier batches stay deleted).
+// earlier batches stay deleted, and were reported to options.on_batch).
 std::uint64_t reap(const database& db, const reap_options& options = {});
 
 }  // namespace sqllock

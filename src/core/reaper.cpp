@@ -29,6 +29,7 @@ std::uint64_t reap(const database& db, const reap_options& options) {
       batch = detail::admin_store(*conn, *sql).reap_batch(options.batch_size, options.grace, resume);
     }
     total += batch.deleted;
+    if (options.on_batch) options.on_batch(batch.deleted);
     // A short batch means the scan ran out of unlocked expired rows: the pass is done. Rows
     // skipped because another transaction held them wait for the next pass.
     if (batch.candidates < options.batch_size) break;
