@@ -1,7 +1,11 @@
-// Fencing tokens keep increasing across a restart of the database server. Restarts disturb every
-// test using the same servers, so ctest runs this program on its own (RUN_SERIAL).
+// Fencing tokens keep increasing across a restart of the database server, and a handle's pool
+// drops the connections the restart closed. Restarts disturb every test using the same servers,
+// so ctest runs this program on its own (RUN_SERIAL).
+#include <cstdio>
 #include <filesystem>
 
+#include "core/database_impl.hpp"
+#include "sqllock/error.hpp"
 #include "sqllock/table_lock.hpp"
 #include "support/lock_fixture.hpp"
 #include "support/program.hpp"
@@ -48,6 +52,59 @@ TEST_P(TableLockRestartTest, FenceKeepsIncreasingAcrossAServerRestart) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTargets, TableLockRestartTest, ::testing::ValuesIn(all_targets()),
+                         [](const auto& info) { return info.param.name; });
+
+class PoolRestartTest : public LockTableTest {};
+
+// A handle's pooled connections all die with a server restart. The pool sees the hang-up on an
+// idle connection's socket and connects anew, so the first lock after the restart succeeds. Only
+// Connector/C++ exposes no socket: there each dead pooled connection costs one connection_error
+// (a typed error, as documented), and then the same handle locks again.
+TEST_P(PoolRestartTest, TheFirstLockAfterAServerRestartSucceeds) {
+  const bool pg = GetParam().dialect == dialect_kind::postgresql;
+  const auto script = test_setting("SQLLOCK_TEST_SERVERS_SCRIPT");
+  const auto state = test_setting("SQLLOCK_TEST_STATE_DIR");
+  if (!script || !state || !test_setting(pg ? "SQLLOCK_TEST_PG_DATA" : "SQLLOCK_TEST_MY_DATA"))
+    GTEST_SKIP() << "the server was not started by scripts/test-servers.sh, so it cannot be restarted";
+  auto db = open();
+  {
+    // Two connections in the pool, both idle when the server goes away.
+    auto& impl = detail::database_access::impl(db);
+    auto first = impl.borrow();
+    auto second = impl.borrow();
+  }
+  table_lock warm(db, "before-restart");
+  ASSERT_TRUE(warm.try_lock());
+  warm.unlock();
+
+  const auto dir = make_temp_dir("sqllock-pool-restart");
+  const auto r = run_program({*script, std::string("restart-") + (pg ? "pg" : "my"), *state}, dir, {}, 180s);
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+
+  table_lock lock(db, "after-restart");
+  const bool socket_visible = GetParam().name != "mysql_mariadb";
+  int failures = 0;
+  for (;;) {
+    try {
+      ASSERT_TRUE(lock.try_lock());
+      break;
+    } catch (const connection_error& e) {
+      ++failures;
+      ASSERT_FALSE(socket_visible) << "a dead pooled connection was lent out: " << e.what();
+      ASSERT_LE(failures, 2) << "more failures than dead pooled connections: " << e.what();
+    }
+  }
+  lock.unlock();
+  std::printf("[ info ] %s: %d failed attempt(s) after the restart\n", GetParam().name.c_str(), failures);
+}
+
+std::vector<target> server_targets() {
+  auto all = all_targets();
+  std::erase_if(all, [](const target& t) { return t.dialect == dialect_kind::sqlite; });
+  return all;
+}
+INSTANTIATE_TEST_SUITE_P(ServerTargets, PoolRestartTest, ::testing::ValuesIn(server_targets()),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace

@@ -41,6 +41,10 @@ struct database_options {
   std::string table = "distributed_lock";
 
   // Most idle connections kept for reuse. More may be open while many threads work at once.
+  // An idle connection the server has closed (a restart, an ended session) is dropped before it
+  // would be lent out, so the next operation connects anew instead of failing — except with
+  // mysql:// (Connector/C++ does not expose its socket): there each such connection costs one
+  // connection_error, and the operation may be retried at once.
   std::size_t pool_size = 4;
 
   // How long one connection attempt may take before connection_error is thrown.

@@ -66,12 +66,19 @@ lease_registry& database_impl::registry() {
 }
 
 pooled_connection database_impl::borrow() {
+  // Idle connections the server has closed (a restart, a killed session) would fail their first
+  // statement: they are dropped, and closed after the mutex is released.
+  std::vector<std::unique_ptr<connection>> dead;
   {
     std::lock_guard lock(mu_);
     forget_if_forked();
-    if (!idle_.empty()) {
+    while (!idle_.empty()) {
       auto conn = std::move(idle_.back());
       idle_.pop_back();
+      if (conn->closed_by_server()) {
+        dead.push_back(std::move(conn));
+        continue;
+      }
       return pooled_connection(this, std::move(conn));
     }
   }

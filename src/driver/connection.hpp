@@ -60,6 +60,16 @@ class connection {
   // True once the connection is known to be unusable; the pool then discards it.
   virtual bool broken() const noexcept = 0;
 
+  // The connection's socket descriptor, or -1 when the client library does not expose it (or the
+  // connection is broken). Only polled, by closed_by_server(); never read or written.
+  virtual int socket() const noexcept { return -1; }
+
+  // True when the server has closed this connection while it sat idle — it restarted, ended the
+  // session, or timed it out: the socket reports the peer's hang-up. A non-blocking check without
+  // a round trip; false when the driver cannot tell (socket() is -1). The pool drops such a
+  // connection instead of lending it, so a restart does not cost the next caller a failed attempt.
+  bool closed_by_server() const noexcept;
+
   // Hands the connection's resources to the operating system without talking to the server.
   // Used in a forked child: closing politely would tear down the parent's session.
   virtual void abandon() noexcept = 0;

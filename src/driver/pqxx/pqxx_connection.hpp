@@ -29,6 +29,7 @@ class pqxx_connection final : public connection, public notification_source {
   result exec(std::string_view sql, std::span<const value> params) override;
   result exec_direct(std::string_view sql) override;
   bool broken() const noexcept override { return broken_; }
+  int socket() const noexcept override { return broken_ || !native_ ? -1 : native_->sock(); }
   void abandon() noexcept override;
   std::string_view driver_name() const noexcept override { return "pqxx"; }
   notification_source* notifications() noexcept override { return this; }

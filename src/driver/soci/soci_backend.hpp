@@ -95,6 +95,9 @@ class soci_backend {
   virtual void listen(const std::string& /*channel*/) {}
   virtual std::vector<std::string> await_notifications(std::chrono::milliseconds /*timeout*/) { return {}; }
 
+  // The native connection's socket, or -1 (SQLite has none); see connection::socket.
+  virtual int socket() noexcept { return -1; }
+
   // Lets go of the session without closing it (see connection::abandon).
   void leak() noexcept { leak_on_purpose(session_); }
 

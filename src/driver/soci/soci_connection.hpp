@@ -23,6 +23,7 @@ class soci_connection final : public connection, public notification_source {
   result exec(std::string_view sql, std::span<const value> params) override;
   result exec_direct(std::string_view sql) override;
   bool broken() const noexcept override { return broken_; }
+  int socket() const noexcept override { return broken_ ? -1 : backend_->socket(); }
   void abandon() noexcept override;
   std::string_view driver_name() const noexcept override { return "soci"; }
   // PostgreSQL only: SOCI has no notification API, so the backend reads them from libpq.

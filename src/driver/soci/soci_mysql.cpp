@@ -113,6 +113,11 @@ class mysql_backend final : public soci_backend {
     return static_cast<soci::mysql_session_backend*>(session_->get_backend())->conn_;
   }
 
+  int socket() noexcept override {
+    MYSQL* c = native();
+    return c ? static_cast<int>(mysql_get_socket(c)) : -1;
+  }
+
   result run(soci_statement& st) override {
     st.statement.execute(false);  // no into() elements: SOCI leaves the rows in its MYSQL_RES
     return to_result(native(), last_result(st.statement), st.query);

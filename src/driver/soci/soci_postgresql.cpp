@@ -77,6 +77,11 @@ class postgresql_backend final : public soci_backend {
 
   bool text_may_contain_nul() const noexcept override { return false; }
 
+  int socket() noexcept override {
+    const PGconn* c = native();
+    return c ? PQsocket(c) : -1;
+  }
+
   result run(soci_statement& st) override {
     st.statement.execute(false);  // no into() elements: SOCI leaves the rows in its PGresult
     return to_result(last_result(st.statement));
