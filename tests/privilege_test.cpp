@@ -18,14 +18,6 @@
 namespace sqllock::test {
 namespace {
 
-// The server targets (SQLite has no roles).
-std::vector<target> server_targets() {
-  std::vector<target> out;
-  for (auto& t : all_targets())
-    if (t.dialect != dialect_kind::sqlite) out.push_back(t);
-  return out;
-}
-
 class PrivilegeTest : public LockTableTest {
  protected:
   void SetUp() override {

@@ -119,12 +119,6 @@ TEST_P(ReaperRestartTest, WhileTheServerIsDownFailuresAreLoggedWithBackoffAndRec
   stop(p);
 }
 
-// SQLite has no server to restart.
-std::vector<target> server_targets() {
-  auto all = all_targets();
-  std::erase_if(all, [](const target& t) { return t.dialect == dialect_kind::sqlite; });
-  return all;
-}
 INSTANTIATE_TEST_SUITE_P(ServerTargets, ReaperRestartTest, ::testing::ValuesIn(server_targets()),
                          [](const auto& info) { return info.param.name; });
 

@@ -253,11 +253,6 @@ TEST_P(ReaperRowLockTest, ARowHeldForUpdateDoesNotStallThePass) {
 INSTANTIATE_TEST_SUITE_P(AllTargets, ReaperTest, ::testing::ValuesIn(all_targets()),
                          [](const auto& info) { return info.param.name; });
 
-std::vector<target> server_targets() {
-  auto all = all_targets();
-  std::erase_if(all, [](const target& t) { return t.dialect == dialect_kind::sqlite; });
-  return all;
-}
 INSTANTIATE_TEST_SUITE_P(ServerTargets, ReaperRowLockTest, ::testing::ValuesIn(server_targets()),
                          [](const auto& info) { return info.param.name; });
 

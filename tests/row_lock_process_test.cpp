@@ -17,14 +17,6 @@ using namespace std::chrono_literals;
 
 class RowLockProcessTest : public LockTableTest {};
 
-// SQLite has no row locks (row_lock_test checks that it says so).
-std::vector<target> server_targets() {
-  std::vector<target> out;
-  for (auto& t : all_targets())
-    if (t.dialect != dialect_kind::sqlite) out.push_back(t);
-  return out;
-}
-
 TEST_P(RowLockProcessTest, FourProcessesIncrementACounterWithoutLosingAnUpdate) {
   constexpr int kProcesses = 4;
   constexpr int kRounds = 50;

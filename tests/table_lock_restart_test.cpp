@@ -99,11 +99,6 @@ TEST_P(PoolRestartTest, TheFirstLockAfterAServerRestartSucceeds) {
   std::printf("[ info ] %s: %d failed attempt(s) after the restart\n", GetParam().name.c_str(), failures);
 }
 
-std::vector<target> server_targets() {
-  auto all = all_targets();
-  std::erase_if(all, [](const target& t) { return t.dialect == dialect_kind::sqlite; });
-  return all;
-}
 INSTANTIATE_TEST_SUITE_P(ServerTargets, PoolRestartTest, ::testing::ValuesIn(server_targets()),
                          [](const auto& info) { return info.param.name; });
 

@@ -590,13 +590,6 @@ TEST_P(TableLockServerTest, KilledSessionsGiveTypedErrorsAndTheHandleRecovers) {
   EXPECT_EQ(rows(db), 0);
 }
 
-std::vector<target> server_targets() {
-  std::vector<target> out;
-  for (auto& t : all_targets())
-    if (t.dialect != dialect_kind::sqlite) out.push_back(t);
-  return out;
-}
-
 INSTANTIATE_TEST_SUITE_P(ServerTargets, TableLockServerTest, ::testing::ValuesIn(server_targets()),
                          [](const auto& info) { return info.param.name; });
 

@@ -88,6 +88,12 @@ std::vector<target> all_targets() {
   };
 }
 
+std::vector<target> server_targets() {
+  auto all = all_targets();
+  std::erase_if(all, [](const target& t) { return t.dialect == dialect_kind::sqlite; });
+  return all;
+}
+
 std::vector<target> as_owner(std::vector<target> targets) {
   for (auto& t : targets) t.uri = t.owner_uri;
   return targets;

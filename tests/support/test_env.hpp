@@ -58,6 +58,10 @@ inline void PrintTo(const target& t, std::ostream* os) { *os << t.name; }
 // Every pair: pqxx_postgresql, mysql_mariadb, soci_sqlite, soci_postgresql, soci_mysql.
 std::vector<target> all_targets();
 
+// The pairs with a database server (all but SQLite): for suites about sessions, server-side
+// kills and restarts.
+std::vector<target> server_targets();
+
 // `targets` with uri set to owner_uri: for suites whose subject needs the owner's rights
 // (migrations, drivers' DDL, new databases).
 std::vector<target> as_owner(std::vector<target> targets);
