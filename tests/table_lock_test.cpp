@@ -16,6 +16,7 @@
 #include "support/client_sessions.hpp"
 #include "support/lockable.hpp"
 #include "support/lock_fixture.hpp"
+#include "support/lock_rows.hpp"
 #include "support/program.hpp"
 #include "support/time_scale.hpp"
 
@@ -271,6 +272,24 @@ TEST_P(TableLockTest, DeletedRowFiresTheLostSignal) {
   EXPECT_TRUE(token.stop_requested());
   EXPECT_FALSE(a.holds());
   EXPECT_THROW(a.release(), not_held);
+}
+
+// A renewal reads the clock before it may wait for a row lock; meanwhile another owner of the
+// same session (another thread of the process) can take the row over with a later expiry. The
+// renewal then still matches the row by session, and must not move its expiry back, or the new
+// holder's lease would end before the holder believes. Here the row's expiry lies beyond what
+// the renewal would set, which is that situation without the timing.
+TEST_P(TableLockTest, ARenewalNeverMovesAnExpiryBack) {
+  auto db = open();
+  insert_rows(db, {.prefix = "later-", .count = 1, .expires_in = 1h, .session = "renewer", .lease = 1h});
+  sql(db, "UPDATE " + table_ + " SET expires_at = '2100-01-01 00:00:00.000' WHERE resource = 'later-1'");
+  auto& impl = detail::database_access::impl(db);
+  auto conn = impl.borrow();
+  const auto renewed = detail::table_store(*conn, impl.sql()).renew("renewer");
+  ASSERT_EQ(renewed.size(), 1u) << "the live row of the session is renewed";
+  const auto expires = column(db, "later-1", "expires_at");
+  ASSERT_TRUE(expires.has_value());
+  EXPECT_EQ(expires->substr(0, 4), "2100") << "the renewal moved the expiry back to " << *expires;
 }
 
 TEST_P(TableLockTest, OneRenewalStatementRenewsEveryLeaseOfTheHandle) {

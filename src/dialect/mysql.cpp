@@ -74,9 +74,12 @@ ON DUPLICATE KEY UPDATE
   d.release_delete = expand_table_template(
       "DELETE FROM {{table}} WHERE resource = $1 AND owner_token = $2 AND fence = $3",
       d.kind, table);
+  // UTC_TIMESTAMP(6) is read when the statement starts, before any wait for a row lock; the row
+  // may meanwhile have been taken over by another owner of the same session, with a later expiry.
+  // GREATEST keeps a renewal from ever moving an expiry back (ending that lease early).
   d.renew = expand_table_template(
       "UPDATE {{table}} SET renewed_at = UTC_TIMESTAMP(6), "
-      "expires_at = UTC_TIMESTAMP(6) + INTERVAL lease_ms * 1000 MICROSECOND "
+      "expires_at = GREATEST(expires_at, UTC_TIMESTAMP(6) + INTERVAL lease_ms * 1000 MICROSECOND) "
       "WHERE holder_session = $1 AND auto_renew AND expires_at > UTC_TIMESTAMP(6)",
       d.kind, table);
   d.renew_reads_back = true;

@@ -68,7 +68,8 @@ RETURNING count, fence)";
       d.kind, table);
   d.renew = expand_table_template(
       "UPDATE {{table}} SET renewed_at = strftime('%Y-%m-%d %H:%M:%f', 'now'), "
-      "expires_at = strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || (lease_ms / 1000.0) || ' seconds') "
+      // max(): like the server dialects, a renewal never moves an expiry back.
+      "expires_at = max(expires_at, strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || (lease_ms / 1000.0) || ' seconds')) "
       "WHERE holder_session = $1 AND auto_renew <> 0 AND expires_at > strftime('%Y-%m-%d %H:%M:%f', 'now') "
       "RETURNING resource, owner_token, fence",
       d.kind, table);
