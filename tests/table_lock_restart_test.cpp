@@ -3,6 +3,8 @@
 // so ctest runs this program on its own (RUN_SERIAL).
 #include <cstdio>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "core/database_impl.hpp"
 #include "sqllock/error.hpp"
@@ -14,6 +16,28 @@ namespace sqllock::test {
 namespace {
 
 using namespace std::chrono_literals;
+
+// Whether scripts/test-servers.sh started `t`'s server, so that it can be restarted here.
+bool restartable(const target& t) {
+  const bool pg = t.dialect == dialect_kind::postgresql;
+  return test_setting("SQLLOCK_TEST_SERVERS_SCRIPT") && test_setting("SQLLOCK_TEST_STATE_DIR") &&
+         test_setting(pg ? "SQLLOCK_TEST_PG_DATA" : "SQLLOCK_TEST_MY_DATA");
+}
+
+// Runs test-servers.sh <action>-<pg|my> for each of `actions` on `t`'s server (restartable()
+// first), in order; fails the calling test when one fails.
+void control_server(const target& t, const std::vector<std::string>& actions) {
+  const std::string server = t.dialect == dialect_kind::postgresql ? "pg" : "my";
+  const auto dir = make_temp_dir("sqllock-server-control");
+  for (const auto& action : actions) {
+    const auto r = run_program({*test_setting("SQLLOCK_TEST_SERVERS_SCRIPT"), action + "-" + server,
+                                *test_setting("SQLLOCK_TEST_STATE_DIR")},
+                               dir, {}, 180s);
+    EXPECT_EQ(r.code, 0) << action << ": " << r.out << r.err;
+    if (r.code != 0) break;
+  }
+  std::filesystem::remove_all(dir);
+}
 
 class TableLockRestartTest : public LockTableTest {};
 
@@ -31,18 +55,11 @@ TEST_P(TableLockRestartTest, FenceKeepsIncreasingAcrossAServerRestart) {
   if (GetParam().dialect == dialect_kind::sqlite) {
     // The embedded database has no server: closing every handle and reopening the file is its restart.
   } else {
-    const bool pg = GetParam().dialect == dialect_kind::postgresql;
-    const auto script = test_setting("SQLLOCK_TEST_SERVERS_SCRIPT");
-    const auto state = test_setting("SQLLOCK_TEST_STATE_DIR");
-    if (!script || !state || !test_setting(pg ? "SQLLOCK_TEST_PG_DATA" : "SQLLOCK_TEST_MY_DATA"))
+    if (!restartable(GetParam()))
       GTEST_SKIP() << "the server was not started by scripts/test-servers.sh, so it cannot be restarted";
-    const auto dir = make_temp_dir("sqllock-fence-restart");
     // An immediate stop (SIGKILL) is the harsher case: nothing is flushed politely.
-    for (const std::string action : {"kill-", "start-"}) {
-      const auto r = run_program({*script, action + (pg ? "pg" : "my"), *state}, dir, {}, 180s);
-      ASSERT_EQ(r.code, 0) << action << ": " << r.out << r.err;
-    }
-    std::filesystem::remove_all(dir);
+    control_server(GetParam(), {"kill", "start"});
+    if (HasFailure()) return;
   }
   auto db = open();
   table_lock lock(db, "restart");
@@ -61,10 +78,7 @@ class PoolRestartTest : public LockTableTest {};
 // Connector/C++ exposes no socket: there each dead pooled connection costs one connection_error
 // (a typed error, as documented), and then the same handle locks again.
 TEST_P(PoolRestartTest, TheFirstLockAfterAServerRestartSucceeds) {
-  const bool pg = GetParam().dialect == dialect_kind::postgresql;
-  const auto script = test_setting("SQLLOCK_TEST_SERVERS_SCRIPT");
-  const auto state = test_setting("SQLLOCK_TEST_STATE_DIR");
-  if (!script || !state || !test_setting(pg ? "SQLLOCK_TEST_PG_DATA" : "SQLLOCK_TEST_MY_DATA"))
+  if (!restartable(GetParam()))
     GTEST_SKIP() << "the server was not started by scripts/test-servers.sh, so it cannot be restarted";
   auto db = open();
   {
@@ -77,10 +91,8 @@ TEST_P(PoolRestartTest, TheFirstLockAfterAServerRestartSucceeds) {
   ASSERT_TRUE(warm.try_lock());
   warm.unlock();
 
-  const auto dir = make_temp_dir("sqllock-pool-restart");
-  const auto r = run_program({*script, std::string("restart-") + (pg ? "pg" : "my"), *state}, dir, {}, 180s);
-  std::filesystem::remove_all(dir);
-  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  control_server(GetParam(), {"restart"});
+  if (HasFailure()) return;
 
   table_lock lock(db, "after-restart");
   const bool socket_visible = GetParam().name != "mysql_mariadb";
