@@ -266,7 +266,7 @@ TEST_P(DriverConformance, SameStatementRunsAThousandTimes) {
   const std::string select = "SELECT n FROM " + table_ + " WHERE id = $1";
   conn_->exec_direct("BEGIN");  // one transaction: SQLite and the servers commit once, not 1000×
   for (std::int64_t id = 1; id <= 1000; ++id) {
-    ASSERT_EQ(exec(insert, {id, "n" + std::to_string(id), id * 3}).affected, 1u) << "at " << id;
+    ASSERT_EQ(exec(insert, {id, std::string("n").append(std::to_string(id)), id * 3}).affected, 1u) << "at " << id;
     ASSERT_EQ(scalar(exec(select, {id})), std::to_string(id * 3)) << "at " << id;
   }
   conn_->exec_direct("COMMIT");

@@ -18,7 +18,10 @@ std::vector<std::string> joined_rows(const database& db, const std::string& stat
   std::vector<std::string> out;
   for (const auto& r : sql(db, statement).rows) {
     std::string line;
-    for (const auto& f : r) line += (line.empty() ? "" : "|") + f.value_or("NULL");
+    for (const auto& f : r) {
+      if (!line.empty()) line += '|';
+      line += f.value_or("NULL");
+    }
     out.push_back(std::move(line));
   }
   return out;

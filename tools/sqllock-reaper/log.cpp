@@ -58,7 +58,12 @@ void log_event(level lvl, std::string_view event, const std::vector<log_field>& 
   try {
     std::string line = "time=" + utc_now() + (lvl == level::error ? " level=error" : " level=info") +
                        " event=" + logfmt_value(event);
-    for (const auto& [key, value] : fields) line += " " + std::string(key) + "=" + logfmt_value(value);
+    for (const auto& [key, value] : fields) {
+      line += ' ';
+      line += key;
+      line += '=';
+      line += logfmt_value(value);
+    }
     line += '\n';
     std::lock_guard lock(log_mutex);
     std::FILE* out = lvl == level::error ? stderr : stdout;

@@ -7,9 +7,20 @@
 
 namespace sqllock::cli {
 
+namespace {
+// "--name" or "-n". Built by append, not `"-" + std::string(name)`: GCC 12
+// at -O3 reports a false -Wrestrict inside libstdc++'s operator+(const char*, string&&).
+std::string option_form(std::string_view dashes, std::string_view name) {
+  std::string form;
+  form.reserve(dashes.size() + name.size());
+  form.append(dashes).append(name);
+  return form;
+}
+}  // namespace
+
 std::optional<std::string> args::take(std::string_view name, std::string_view short_name) {
-  const std::string long_form = "--" + std::string(name);
-  const std::string short_form = short_name.empty() ? std::string() : "-" + std::string(short_name);
+  const std::string long_form = option_form("--", name);
+  const std::string short_form = short_name.empty() ? std::string() : option_form("-", short_name);
   for (std::size_t i = 0; i < argv_.size(); ++i) {
     const std::string& a = argv_[i];
     if (a == "--") break;
@@ -34,8 +45,8 @@ std::optional<std::string> args::take(std::string_view name, std::string_view sh
 }
 
 bool args::flag(std::string_view name, std::string_view short_name) {
-  const std::string long_form = "--" + std::string(name);
-  const std::string short_form = short_name.empty() ? std::string() : "-" + std::string(short_name);
+  const std::string long_form = option_form("--", name);
+  const std::string short_form = short_name.empty() ? std::string() : option_form("-", short_name);
   for (std::size_t i = 0; i < argv_.size(); ++i) {
     if (argv_[i] == "--") break;
     if (argv_[i] == long_form || (!short_form.empty() && argv_[i] == short_form)) {

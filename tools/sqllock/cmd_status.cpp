@@ -83,7 +83,10 @@ void print_table(const database& db, const std::vector<lock_info>& locks,
   text_table t({"PID", "KEY", "MODE", "GRANTED"});
   for (const auto& a : *advisory) {
     std::string key;
-    for (std::size_t i = 0; i < a.keys.size(); ++i) key += (i ? "," : "") + std::to_string(a.keys[i]);
+    for (std::size_t i = 0; i < a.keys.size(); ++i) {
+      if (i) key += ',';
+      key += std::to_string(a.keys[i]);
+    }
     t.add({std::to_string(a.pid), key, printable(a.mode), a.granted ? "yes" : "no"});
   }
   t.print(std::cout);
