@@ -1,19 +1,33 @@
 #!/usr/bin/env bash
-# Checks that an installed sqllock works for an application:
-#   check-consumer.sh BUILD_DIR [WORK_DIR]
-# installs BUILD_DIR (a configured and built sqllock) into WORK_DIR/prefix with `cmake --install`,
-# then configures, builds and runs tests/consumer against that prefix (CMAKE_PREFIX_PATH).
-# WORK_DIR defaults to a temporary directory that is removed afterwards; a given WORK_DIR is
-# emptied first and kept for inspection. Run by ctest as consumer.find_package.
+# Checks that sqllock works for an application the three ways one can take it in:
+#   check-consumer.sh find_package BUILD_DIR [WORK_DIR]
+#   check-consumer.sh pkg-config   BUILD_DIR [WORK_DIR]
+#   check-consumer.sh subdirectory BUILD_DIR [WORK_DIR]
+# find_package and pkg-config `cmake --install` BUILD_DIR (a configured and built sqllock) into
+# WORK_DIR/prefix — a prefix the loader does not search — then build tests/consumer against it:
+# with find_package(sqllock CONFIG REQUIRED COMPONENTS <every built driver>) (and check that a
+# driver the build lacks fails the configure with sqllock's message), or with a plain compiler
+# command line from `pkg-config --cflags --libs sqllock`. find_package also runs the installed
+# `sqllock` program, which must find its library by its relative RPATH. subdirectory builds
+# tests/consumer/subdirectory, a project that vendors this checkout with add_subdirectory(), and
+# which fails to configure if sqllock changes the parent's settings or builds its tools or tests.
+#
+# Each consumer runs against SQLite and, when configured, the test PostgreSQL server
+# (SQLLOCK_TEST_PG_URI from the environment or from the file SQLLOCK_TEST_ENV_FILE, which the
+# ctest fixture `servers` writes); a missing server fails when CI or SQLLOCK_TEST_REQUIRE_SERVERS
+# is set. WORK_DIR defaults to a temporary directory that is removed afterwards; a given WORK_DIR
+# is emptied first and kept for inspection. Run by ctest as consumer.<mode>.
 set -euo pipefail
 
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
-[[ -n "${1:-}" && -f "$1/CMakeCache.txt" ]] || { echo "usage: $0 BUILD_DIR [WORK_DIR]" >&2; exit 2; }
-build=$(cd "$1" && pwd -P)
+mode=${1:-}
+[[ "$mode" =~ ^(find_package|pkg-config|subdirectory)$ && -n "${2:-}" && -f "$2/CMakeCache.txt" ]] ||
+  { echo "usage: $0 find_package|pkg-config|subdirectory BUILD_DIR [WORK_DIR]" >&2; exit 2; }
+build=$(cd "$2" && pwd -P)
 marker=.sqllock-consumer-check
 
-if [[ -n "${2:-}" ]]; then
-  work=$2
+if [[ -n "${3:-}" ]]; then
+  work=$3
   if [[ -d "$work" && -n "$(ls -A "$work")" && ! -f "$work/$marker" ]]; then
     echo "check-consumer.sh: $work is not empty and not ours; not touching it" >&2
     exit 1
@@ -28,26 +42,132 @@ fi
 touch "$work/$marker"
 
 cache() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt"; }
+fail() { echo "check-consumer.sh: $*" >&2; exit 1; }
+# Runs a command with its output in $work/<log>; prints the log when it fails.
+logged() {
+  local log=$work/$1
+  shift
+  "$@" >"$log" 2>&1 || { cat "$log"; fail "failed: $*"; }
+}
 
-consumer_args=(-DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON
-  -DCMAKE_CXX_COMPILER="$(cache CMAKE_CXX_COMPILER)" -DCMAKE_BUILD_TYPE="$(cache CMAKE_BUILD_TYPE)")
+required() {
+  local v
+  for v in "${CI:-}" "${SQLLOCK_TEST_REQUIRE_SERVERS:-}"; do
+    [[ -n "$v" && "$v" != 0 && "$v" != false ]] && return 0
+  done
+  return 1
+}
+
+# The databases each consumer runs against.
+uris=("sqlite://$work/consumer.db")
+pg_uri=${SQLLOCK_TEST_PG_URI:-}
+if [[ -z "$pg_uri" && -n "${SQLLOCK_TEST_ENV_FILE:-}" && -f "$SQLLOCK_TEST_ENV_FILE" ]]; then
+  pg_uri=$(sed -n 's/^SQLLOCK_TEST_PG_URI=//p' "$SQLLOCK_TEST_ENV_FILE")
+fi
+if [[ -n "$pg_uri" ]]; then
+  uris+=("$pg_uri")
+elif required; then
+  fail "no PostgreSQL test server (SQLLOCK_TEST_PG_URI or SQLLOCK_TEST_ENV_FILE)"
+else
+  echo "check-consumer.sh: no PostgreSQL test server configured; SQLite only"
+fi
+
+compiler=$(cache CMAKE_CXX_COMPILER)
+build_type=$(cache CMAKE_BUILD_TYPE)
+flags=()
 if [[ "$(cache SQLLOCK_SANITIZE)" == ON ]]; then
   # An ASan-instrumented libsqllock needs the ASan runtime first in the program's library list.
-  sanitize="-fsanitize=address,undefined"
-  consumer_args+=("-DCMAKE_CXX_FLAGS=$sanitize" "-DCMAKE_EXE_LINKER_FLAGS=$sanitize")
+  flags=(-fsanitize=address,undefined)
+fi
+cmake_args=(-DCMAKE_CXX_COMPILER="$compiler" -DCMAKE_BUILD_TYPE="$build_type"
+  -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON)
+if ((${#flags[@]})); then
+  cmake_args+=("-DCMAKE_CXX_FLAGS=${flags[*]}" "-DCMAKE_EXE_LINKER_FLAGS=${flags[*]}")
 fi
 
-echo "== cmake --install $build --prefix $work/prefix"
-cmake --install "$build" --prefix "$work/prefix" >"$work/install.log" || { cat "$work/install.log"; exit 1; }
-echo "== configure and build tests/consumer"
-cmake -S "$src/tests/consumer" -B "$work/build" "${consumer_args[@]}" >"$work/configure.log" 2>&1 ||
-  { cat "$work/configure.log"; exit 1; }
-cmake --build "$work/build" >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
-sed -n 's/^sqllock_DIR:PATH=/found: /p' "$work/build/CMakeCache.txt"
-lib=$(ldd "$work/build/consumer" | awk '/libsqllock/ { print $3 }')
-if [[ -n "$lib" && "$lib" != "$work/prefix/"* ]]; then  # empty: a static libsqllock
-  echo "check-consumer.sh: consumer loads $lib, not the installed library" >&2
-  exit 1
-fi
-echo "== run"
-"$work/build/consumer" "$work"
+install_build() {
+  echo "== cmake --install $build --prefix $work/prefix"
+  logged install.log cmake --install "$build" --prefix "$work/prefix"
+}
+
+installed_pc() {
+  local pc
+  pc=$(find "$work/prefix" -name sqllock.pc | head -n 1)
+  [[ -n "$pc" ]] || fail "no sqllock.pc installed"
+  echo "$pc"
+}
+
+# The consumer must load the library it was built against, not one from elsewhere.
+check_loads() {
+  local lib
+  lib=$(ldd "$1" | awk '/libsqllock/ { print $3 }')
+  [[ "$lib" == "$2"/* ]] || fail "$1 loads '$lib', not the library under $2"
+  echo "loads: $lib"
+}
+
+run_consumer() {
+  echo "== run $1"
+  "$1" "${uris[@]}"
+}
+
+case "$mode" in
+  find_package)
+    install_build
+    drivers=$(sed -n 's/^drivers=//p' "$(installed_pc)")
+    [[ -n "$drivers" ]] || fail "the installed sqllock.pc names no drivers"
+    components=${drivers// /;}
+    echo "== configure tests/consumer with COMPONENTS $drivers"
+    logged configure.log cmake -S "$src/tests/consumer" -B "$work/build" "${cmake_args[@]}" \
+      -DCMAKE_PREFIX_PATH="$work/prefix" "-DSQLLOCK_COMPONENTS=$components"
+    sed -n 's/^sqllock_DIR:PATH=/found: /p' "$work/build/CMakeCache.txt"
+    logged build.log cmake --build "$work/build"
+    check_loads "$work/build/consumer" "$work/prefix"
+    run_consumer "$work/build/consumer"
+
+    echo "== a driver the build lacks fails find_package clearly"
+    if cmake -S "$src/tests/consumer" -B "$work/build-missing" "${cmake_args[@]}" \
+      -DCMAKE_PREFIX_PATH="$work/prefix" "-DSQLLOCK_COMPONENTS=pqxx;oracle" >"$work/missing.log" 2>&1; then
+      fail "find_package(sqllock COMPONENTS oracle) succeeded"
+    fi
+    # CMake wraps the message: compare it with its line breaks folded.
+    message=$(tr -s ' \n' '  ' <"$work/missing.log" | grep -o "has no driver 'oracle'[^.]*" || true)
+    [[ -n "$message" ]] || { cat "$work/missing.log"; fail "find_package failed without sqllock's message"; }
+    echo "$message"
+
+    echo "== the installed sqllock program runs from the prefix (relative RPATH)"
+    runpath=$(readelf -d "$work/prefix/bin/sqllock" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
+    [[ "$runpath" == '$ORIGIN/'* ]] || fail "bin/sqllock has RUNPATH '$runpath', not \$ORIGIN/…"
+    echo "RUNPATH: $runpath"
+    env -u LD_LIBRARY_PATH "$work/prefix/bin/sqllock" migrate --db "sqlite://$work/tool.db"
+    check_loads "$work/prefix/bin/sqllock" "$work/prefix"
+    ;;
+  pkg-config)
+    install_build
+    pcdir=$(dirname "$(installed_pc)")
+    export PKG_CONFIG_PATH=$pcdir
+    cflags=$(pkg-config --cflags sqllock)
+    libs=$(pkg-config --libs sqllock)
+    libdir=$(pkg-config --variable=libdir sqllock)
+    echo "pkg-config: cflags '$cflags', libs '$libs', version $(pkg-config --modversion sqllock)"
+    echo "== compile tests/consumer/main.cpp with the pkg-config flags"
+    # shellcheck disable=SC2086 # the flags are words
+    logged build.log "$compiler" -std=c++20 -Wall -Wextra -Wpedantic -Werror "${flags[@]}" \
+      "$src/tests/consumer/main.cpp" $cflags $libs "-Wl,-rpath,$libdir" -o "$work/consumer"
+    check_loads "$work/consumer" "$work/prefix"
+    run_consumer "$work/consumer"
+    ;;
+  subdirectory)
+    echo "== configure tests/consumer/subdirectory (add_subdirectory of this checkout)"
+    # Only the drivers this consumer uses (SOCI for SQLite, libpqxx), to keep the build short.
+    logged configure.log cmake -S "$src/tests/consumer/subdirectory" -B "$work/build" "${cmake_args[@]}" \
+      -DSQLLOCK_SOURCE_DIR="$src" -DSQLLOCK_WITH_MYSQL=OFF
+    logged build.log cmake --build "$work/build" -j "$(nproc)"
+    check_loads "$work/build/consumer" "$work/build"
+    echo "== cmake --install of the parent installs nothing of sqllock"
+    logged install.log cmake --install "$work/build" --prefix "$work/prefix"
+    [[ ! -e "$work/prefix" || -z "$(find "$work/prefix" -type f)" ]] ||
+      fail "the parent's install installed: $(find "$work/prefix" -type f | head -n 5)"
+    run_consumer "$work/build/consumer"
+    ;;
+esac
+echo "check-consumer.sh $mode: passed"

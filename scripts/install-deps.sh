@@ -37,6 +37,11 @@ packages+=(libpqxx-dev libpq-dev libmysqlcppconn-dev libboost-dev libsoci-dev li
 # Tests and benchmarks: Debian 12's libgtest-dev ships the compiled libraries and GTest's CMake
 # package; libgmock-dev adds GoogleMock. sqlite3 is the CLI the demo uses to show the table.
 packages+=(libgtest-dev libgmock-dev libbenchmark-dev sqlite3)
+# Packaging (cmake/Packaging.cmake, scripts/check-packages.sh): CPack's DEB generator computes the
+# packages' dependencies with dpkg-shlibdeps (dpkg-dev) and tells ELF files apart with `file`;
+# the package test installs the .debs into a clean Debian root made by debootstrap. groff-base
+# lints the man pages (man/).
+packages+=(dpkg-dev file debootstrap groff-base)
 if [[ "$with_servers" != 0 ]]; then
   # Servers for the tests (postgresql-15 brings initdb/pg_ctl/psql under
   # /usr/lib/postgresql/15/bin) and python3-yaml, which validates docker-compose.yml.

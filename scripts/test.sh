@@ -2,14 +2,20 @@
 # The full check (README command 2; CI runs it through .ci/run). Needs root on Debian 12 for
 # install-deps.sh the first time. Steps:
 #   1. scripts/install-deps.sh (compiler, client libraries, GoogleTest, PostgreSQL, MariaDB)
-#   2. configure + build + ctest in build/ (SQLLOCK_BUILD_DIR); the ctest fixture starts private
-#      PostgreSQL and MariaDB servers, and tests needing a missing server fail (not skip)
-#   3. the same with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/
-#      (SQLLOCK_ASAN_BUILD_DIR; SQLLOCK_TEST_ASAN=0 leaves this out for a quicker local run)
-#   4. scripts/fuzz.sh: each libFuzzer target of fuzz/ for 20 s (SQLLOCK_TEST_FUZZ=0 leaves it out)
-# Both ctest runs include consumer.find_package (installs the build and compiles tests/consumer
-# against it) and compose.config (checks docker-compose.yml). CTEST_PARALLEL_LEVEL=N (default 3)
-# sets how many tests run at once. Exits non-zero when any step fails; the last line sums up all tests run.
+#   2. configure + build + ctest in build/ (SQLLOCK_BUILD_DIR): a Release (-O3) build, as packagers
+#      make it, with -Werror; the ctest fixture starts private PostgreSQL and MariaDB servers, and
+#      tests needing a missing server fail (not skip)
+#   3. the same with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/ (a Debug build,
+#      -Werror; SQLLOCK_ASAN_BUILD_DIR; SQLLOCK_TEST_ASAN=0 leaves this out for a quicker local run)
+#   4. the library, programs and examples in the other build types, RelWithDebInfo and MinSizeRel,
+#      with -Werror: every build type is warning-clean (SQLLOCK_TEST_BUILD_TYPES=0 leaves it out)
+#   5. scripts/fuzz.sh: each libFuzzer target of fuzz/ for 20 s (SQLLOCK_TEST_FUZZ=0 leaves it out)
+# Both ctest runs include the consumer.* tests (find_package, pkg-config and add_subdirectory use
+# of sqllock), the man-page checks and compose.config (checks docker-compose.yml); the default
+# build's also builds the Debian packages and installs them into a clean root (package.deb).
+# -Werror is never a default for users (SQLLOCK_WERROR=OFF); this script turns it on.
+# CTEST_PARALLEL_LEVEL=N (default 3) sets how many tests run at once. Exits non-zero when any step
+# fails; the last line sums up all tests run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -47,7 +53,7 @@ suite() {
   local name=$1 dir=$2 t0=$SECONDS rc=0
   shift 2
   step "$name: configure ($dir)"
-  if ! cmake -S . -B "$dir" -DSQLLOCK_BUILD_TESTS=ON "$@"; then
+  if ! cmake -S . -B "$dir" -DSQLLOCK_BUILD_TESTS=ON -DSQLLOCK_WERROR=ON "$@"; then
     failures+=("$name: configure"); failed=$((failed + 1)); return
   fi
   step "$name: build (-j$jobs)"
@@ -70,7 +76,7 @@ suite() {
 step "install dependencies"
 ./scripts/install-deps.sh
 
-suite default "$build"
+suite default "$build" -DCMAKE_BUILD_TYPE=Release
 
 if [[ "${SQLLOCK_TEST_ASAN:-1}" != 0 ]]; then
   # Leak checking on; a program stops at the first error of either sanitizer. Debug: the sanitizers
@@ -88,6 +94,22 @@ if [[ "${SQLLOCK_TEST_ASAN:-1}" != 0 ]]; then
   SQLLOCK_FAULT_SECONDS=${SQLLOCK_ASAN_FAULT_SECONDS:-20} \
     suite sanitizers "$asan_build" -DSQLLOCK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DSQLLOCK_BUILD_BENCH=OFF
   unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
+fi
+
+# ---- the other build types: build only (the tests ran in Release and, with sanitizers, Debug).
+if [[ "${SQLLOCK_TEST_BUILD_TYPES:-1}" != 0 ]]; then
+  for type in RelWithDebInfo MinSizeRel; do
+    step "build type $type: library, programs and examples with -Werror"
+    t0=$SECONDS
+    dir=build-$(tr '[:upper:]' '[:lower:]' <<<"$type")
+    if cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE="$type" -DSQLLOCK_WERROR=ON -DSQLLOCK_BUILD_TESTS=OFF \
+      -DSQLLOCK_BUILD_BENCH=OFF && cmake --build "$dir" -j "$jobs"; then
+      passed=$((passed + 1))
+    else
+      failures+=("build type $type"); failed=$((failed + 1))
+    fi
+    times+=("build type $type: $((SECONDS - t0)) s")
+  done
 fi
 
 # ---- fuzzing (issue 7): the libFuzzer targets of fuzz/ briefly (scripts/fuzz.sh: 3 targets ×

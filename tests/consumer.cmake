@@ -1,7 +1,24 @@
-# consumer.find_package: `cmake --install` this build into a temporary prefix, then configure,
-# build and run tests/consumer against it — proves find_package(sqllock) and sqllock::sqllock
-# work for an application (headers installed, exported target complete, library loadable).
-add_test(NAME consumer.find_package
-  COMMAND ${PROJECT_SOURCE_DIR}/scripts/check-consumer.sh ${PROJECT_BINARY_DIR}
-          ${CMAKE_CURRENT_BINARY_DIR}/consumer-check)
-set_tests_properties(consumer.find_package PROPERTIES TIMEOUT 600)
+# An application's three ways to take sqllock in, each built and run against SQLite and the test
+# PostgreSQL server by scripts/check-consumer.sh:
+#   consumer.find_package  `cmake --install` this build into a temporary prefix, then build
+#                          tests/consumer with find_package(sqllock CONFIG COMPONENTS …); a missing
+#                          driver component fails clearly; the installed program runs by RPATH
+#   consumer.pkg_config    the same install, compiled with `pkg-config --cflags --libs sqllock`
+#   consumer.subdirectory  tests/consumer/subdirectory vendors this checkout with add_subdirectory()
+#                          and fails if sqllock sets anything global or builds its tools or tests
+# The installs need the shared library's install rules; add_subdirectory() compiles the library
+# once more, so it runs in the default build only (an ASan build checks no CMake behaviour).
+if(BUILD_SHARED_LIBS AND SQLLOCK_INSTALL)
+  set(_modes find_package pkg-config)
+  if(NOT SQLLOCK_SANITIZE)
+    list(APPEND _modes subdirectory)
+  endif()
+  foreach(_mode IN LISTS _modes)
+    string(REPLACE "-" "_" _name ${_mode})
+    add_test(NAME consumer.${_name}
+      COMMAND ${PROJECT_SOURCE_DIR}/scripts/check-consumer.sh ${_mode} ${PROJECT_BINARY_DIR}
+              ${CMAKE_CURRENT_BINARY_DIR}/consumer-${_name})
+    set_tests_properties(consumer.${_name} PROPERTIES TIMEOUT 900 FIXTURES_REQUIRED servers
+      ENVIRONMENT "SQLLOCK_TEST_ENV_FILE=${SQLLOCK_TEST_STATE_DIR}/env" LABELS "integration;consumer")
+  endforeach()
+endif()

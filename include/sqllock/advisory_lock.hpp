@@ -49,6 +49,8 @@
 // options.owner is set). Contention and timeouts return false; failures throw (sqllock/error.hpp).
 #pragma once
 
+#include "sqllock/export.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -72,7 +74,7 @@ class session_lock;
 }
 
 // Which advisory lock: one 64-bit key, or a pair of 32-bit keys (a separate key space).
-class advisory_key {
+class SQLLOCK_API advisory_key {
  public:
   // The 64-bit key `key`.
   explicit advisory_key(std::int64_t key) noexcept : value_(key), pair_(false) {}
@@ -106,7 +108,7 @@ class advisory_key {
 
 using advisory_lock_options = session_lock_options;
 
-class advisory_lock {
+class SQLLOCK_API advisory_lock {
  public:
   // The lock on the key of `name` (advisory_key::from_name), or on `key`. Nothing is sent yet.
   // Throws not_supported unless db is PostgreSQL; invalid_argument for a bad name, an owner key
@@ -196,7 +198,7 @@ namespace detail {
 // forever (timeout nullopt), up to `timeout`, or not at all (zero) — runs body with a token that
 // is signalled if the session dies, and commits; rolls back and rethrows if body throws. Returns
 // false, without running body, when the lock was not acquired in time.
-bool run_with_advisory_xact_lock(const database& db, const advisory_key& key,
+SQLLOCK_API bool run_with_advisory_xact_lock(const database& db, const advisory_key& key,
                                  std::optional<std::chrono::milliseconds> timeout, const advisory_xact_options& options,
                                  const std::function<void(std::stop_token)>& body);
 

@@ -14,6 +14,8 @@
 // for a single statement, session-scoped locks pin one for as long as they are held.
 #pragma once
 
+#include "sqllock/export.hpp"
+
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -31,7 +33,7 @@ struct database_access;
 enum class dialect_kind { postgresql, mysql, sqlite };
 
 // Returns "postgresql", "mysql" or "sqlite".
-std::string_view to_string(dialect_kind kind) noexcept;
+SQLLOCK_API std::string_view to_string(dialect_kind kind) noexcept;
 
 // How a database handle behaves. Defaults suit most applications.
 struct database_options {
@@ -51,7 +53,7 @@ struct database_options {
   std::chrono::milliseconds connect_timeout{5000};
 };
 
-class database {
+class SQLLOCK_API database {
  public:
   // Opens a handle and connects once to check that the database is reachable.
   // Throws invalid_argument for a malformed URI or bad options, not_supported when the URI's

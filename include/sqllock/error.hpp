@@ -7,69 +7,71 @@
 // Contention is not an error: try_lock() and friends return false when a lock is held elsewhere.
 #pragma once
 
+#include "sqllock/export.hpp"
+
 #include <stdexcept>
 #include <string>
 
 namespace sqllock {
 
 // Base of every sqllock exception.
-class error : public std::runtime_error {
+class SQLLOCK_API error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
 // A caller passed a value sqllock cannot use (empty lock name, zero TTL, malformed URI, bad
 // table name, ...). Nothing was sent to the database. Fix the input; retrying will not help.
-class invalid_argument : public error {
+class SQLLOCK_API invalid_argument : public error {
  public:
   using error::error;
 };
 
 // The operation needs a feature this database or driver does not have (e.g. advisory locks on
 // SQLite). Use another lock kind or another database.
-class not_supported : public error {
+class SQLLOCK_API not_supported : public error {
  public:
   using error::error;
 };
 
 // The database could not be reached, or the connection broke before the statement was sent.
 // Nothing changed on the server; the operation may be retried.
-class connection_error : public error {
+class SQLLOCK_API connection_error : public error {
  public:
   using error::error;
 };
 
 // The connection broke after a statement that changes state was sent, so whether it took effect
 // is unknown. For an acquire, the lease may exist on the server until it expires.
-class outcome_unknown : public connection_error {
+class SQLLOCK_API outcome_unknown : public connection_error {
  public:
   using connection_error::connection_error;
 };
 
 // The lock table or migration history is missing, outdated, altered or newer than this
 // library. Run `sqllock migrate` (or sqllock::migrate) with a matching sqllock version.
-class schema_error : public error {
+class SQLLOCK_API schema_error : public error {
  public:
   using error::error;
 };
 
 // An operation needed a lock the caller does not hold (unlock without lock, release by a
 // non-owner, over-release, or a lease that was taken over after it expired).
-class not_held : public error {
+class SQLLOCK_API not_held : public error {
  public:
   using error::error;
 };
 
 // A lock the caller held was lost: its lease expired or its session died while it was held.
 // Work guarded by the lock must stop; the fencing token lets the protected resource reject it.
-class lock_lost : public error {
+class SQLLOCK_API lock_lost : public error {
  public:
   using error::error;
 };
 
 // The database reported an error sqllock does not map to one of the classes above. Carries the
 // SQLSTATE (five characters, or empty when the driver reports none) and the vendor error code.
-class backend_error : public error {
+class SQLLOCK_API backend_error : public error {
  public:
   backend_error(const std::string& what, std::string sqlstate, long long vendor_code)
       : error(what), sqlstate_(std::move(sqlstate)), vendor_code_(vendor_code) {}
@@ -88,7 +90,7 @@ class backend_error : public error {
 // SQLSTATE 42501; MySQL/MariaDB "command denied" errors such as 1142). Retrying will not help:
 // lock operations need SELECT, INSERT, UPDATE and DELETE on sqllock's tables (and USAGE on the
 // fence sequence on PostgreSQL); migrate() needs the tables' owner. The message says which.
-class permission_denied : public backend_error {
+class SQLLOCK_API permission_denied : public backend_error {
  public:
   using backend_error::backend_error;
 };

@@ -37,6 +37,8 @@
 // owner unless options.owner is set. Contention and timeouts return false; failures throw.
 #pragma once
 
+#include "sqllock/export.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -58,9 +60,9 @@ using named_lock_options = session_lock_options;
 
 // The name GET_LOCK sees for `name` (see the header comment). Throws invalid_argument for an
 // empty name, one over 255 bytes, invalid UTF-8 or an embedded NUL.
-std::string named_lock_server_name(std::string_view name);
+SQLLOCK_API std::string named_lock_server_name(std::string_view name);
 
-class named_lock {
+class SQLLOCK_API named_lock {
  public:
   // The lock `name`. Nothing is sent yet. Throws not_supported unless db is MySQL/MariaDB;
   // invalid_argument for a bad name, an owner key over 128 bytes or a keepalive outside 10 ms–1 h.

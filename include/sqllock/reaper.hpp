@@ -10,6 +10,8 @@
 //   std::uint64_t gone = sqllock::reap(db, {.grace = std::chrono::minutes(5)});
 #pragma once
 
+#include "sqllock/export.hpp"
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -54,6 +56,6 @@ struct reap_options {
 // Throws invalid_argument for a batch_size or grace out of range, schema_error when the lock
 // table is missing, connection_error / backend_error when the database fails (rows deleted by
 // earlier batches stay deleted, and were reported to options.on_batch).
-std::uint64_t reap(const database& db, const reap_options& options = {});
+SQLLOCK_API std::uint64_t reap(const database& db, const reap_options& options = {});
 
 }  // namespace sqllock

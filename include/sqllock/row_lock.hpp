@@ -24,6 +24,8 @@
 // Waiting on MySQL/MariaDB counts whole seconds: a timeout is rounded up to the next second.
 #pragma once
 
+#include "sqllock/export.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -63,13 +65,13 @@ class connection;
 struct row_lock_tx_access;
 enum class row_wait_kind { block, nowait, until };
 // Runs `body` under the lock, in one transaction (see with_row_lock); false when not acquired.
-bool run_row_locked(const database& db, std::string_view name, row_wait_kind wait,
+SQLLOCK_API bool run_row_locked(const database& db, std::string_view name, row_wait_kind wait,
                     std::chrono::steady_clock::time_point deadline, const std::function<void(row_lock_tx&)>& body);
 }  // namespace detail
 
 // The transaction a row lock is held in, handed to with_row_lock's function. Valid only during that
 // call and only on the calling thread.
-class row_lock_tx {
+class SQLLOCK_API row_lock_tx {
  public:
   row_lock_tx(const row_lock_tx&) = delete;
   row_lock_tx& operator=(const row_lock_tx&) = delete;
@@ -105,7 +107,7 @@ class row_lock_tx {
 
 // True when `db`'s dialect has row locks (PostgreSQL, MySQL/MariaDB); false for SQLite, where every
 // function below throws not_supported.
-bool supports_row_locks(const database& db) noexcept;
+SQLLOCK_API bool supports_row_locks(const database& db) noexcept;
 
 namespace detail {
 

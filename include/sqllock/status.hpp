@@ -5,6 +5,8 @@
 //     std::cout << l.resource << " held by " << l.holder_host << ':' << l.holder_pid << '\n';
 #pragma once
 
+#include "sqllock/export.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -45,15 +47,15 @@ struct advisory_lock_info {
 
 // Every row of db.table(), ordered by resource, expired rows included.
 // Throws schema_error when the lock table is missing; connection_error / backend_error.
-std::vector<lock_info> list_locks(const database& db);
+SQLLOCK_API std::vector<lock_info> list_locks(const database& db);
 
 // The row for `name`, or nullopt when there is none.
 // Throws invalid_argument for a name table_lock would reject; otherwise like list_locks.
-std::optional<lock_info> find_lock(const database& db, std::string_view name);
+SQLLOCK_API std::optional<lock_info> find_lock(const database& db, std::string_view name);
 
 // PostgreSQL only: the advisory locks held or awaited in the current database, by any session.
 // Throws not_supported on other dialects; connection_error / backend_error.
-std::vector<advisory_lock_info> list_advisory_locks(const database& db);
+SQLLOCK_API std::vector<advisory_lock_info> list_advisory_locks(const database& db);
 
 // Deletes the row for `name` whatever its owner and returns it as it was, or nullopt when there
 // was none. For a stuck job: the old holder's next renewal finds the row gone and reports the
@@ -62,6 +64,6 @@ std::vector<advisory_lock_info> list_advisory_locks(const database& db);
 // Throws invalid_argument for a bad name, schema_error when the lock table is missing,
 // outcome_unknown when the connection broke after the delete was sent (check with find_lock),
 // connection_error / backend_error otherwise.
-std::optional<lock_info> force_release(const database& db, std::string_view name);
+SQLLOCK_API std::optional<lock_info> force_release(const database& db, std::string_view name);
 
 }  // namespace sqllock

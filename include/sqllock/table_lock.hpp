@@ -21,6 +21,8 @@
 // owner. Contention and timeouts return false; failures throw (sqllock/error.hpp).
 #pragma once
 
+#include "sqllock/export.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -59,7 +61,7 @@ struct table_lock_options {
   std::function<void(const std::exception&)> on_unlock_error;
 };
 
-class table_lock {
+class SQLLOCK_API table_lock {
  public:
   // Names the lock `name` in db's lock table. Nothing is sent to the database yet.
   // Throws invalid_argument for an empty name, one over 255 bytes, invalid UTF-8, an embedded NUL,

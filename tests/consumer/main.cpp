@@ -1,23 +1,70 @@
-// Opens an SQLite lock database through the installed sqllock and prints what it selected.
-// Usage: consumer DIR   (DIR: an absolute directory in which to create consumer.db)
+// A program outside sqllock's build that uses sqllock the way an application does: through the
+// installed CMake package, through pkg-config, or through add_subdirectory() (scripts/
+// check-consumer.sh builds it each way). Only the public headers and the library's exported
+// symbols are reachable, so this also proves the exported ABI is complete: every call below and
+// every exception type caught by type must resolve against libsqllock.
+//
+// Usage: consumer URI…   For each database: migrate, take a table lock, see a second handle
+// refused while it is held and granted after the release. Exit 0 when every check passed.
 #include <exception>
 #include <iostream>
+#include <mutex>
 #include <string>
 
 #include <sqllock/sqllock.hpp>
 
+namespace {
+
+int failures = 0;
+
+void check(bool ok, const std::string& what) {
+  std::cout << (ok ? "ok:   " : "FAIL: ") << what << "\n";
+  if (!ok) ++failures;
+}
+
+void exercise(const std::string& uri) {
+  sqllock::database db(uri);
+  std::cout << "== " << db.display_uri() << " (dialect " << sqllock::to_string(db.dialect())
+            << ", driver " << db.driver_name() << ")\n";
+  const auto migrated = sqllock::migrate(db);
+  check(migrated.version > 0, "migrate reaches a schema version");
+
+  sqllock::database other(uri);  // a second handle: another owner, like another process
+  sqllock::table_lock mine(db, "consumer-check");
+  sqllock::table_lock theirs(other, "consumer-check");
+  {
+    std::unique_lock guard(mine, std::try_to_lock);
+    check(guard.owns_lock() && mine.fence() > 0, "an uncontended try_lock is granted with a fence");
+    check(!theirs.try_lock(), "another owner is refused while it is held");
+  }
+  const bool granted = theirs.try_lock();
+  check(granted, "another owner is granted after the release");
+  if (granted) theirs.unlock();
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  if (argc != 2 || argv[1][0] != '/') {
-    std::cerr << "usage: consumer ABSOLUTE_DIR\n";
+  if (argc < 2) {
+    std::cerr << "usage: consumer URI...\n";
     return 2;
   }
+  // Exceptions thrown inside libsqllock are caught here by their exported types.
   try {
-    sqllock::database db("sqlite://" + std::string(argv[1]) + "/consumer.db");
-    std::cout << "dialect: " << sqllock::to_string(db.dialect()) << ", driver: " << db.driver_name()
-              << ", table: " << db.table() << "\n";
-    return db.dialect() == sqllock::dialect_kind::sqlite ? 0 : 1;
+    sqllock::database bad("nosuchdb://localhost/x");
+    check(false, "an unknown URI scheme is rejected");
+  } catch (const sqllock::invalid_argument& e) {
+    check(true, std::string("an unknown URI scheme throws sqllock::invalid_argument: ") + e.what());
   } catch (const std::exception& e) {
-    std::cerr << "consumer: " << e.what() << "\n";
-    return 1;
+    check(false, std::string("an unknown URI scheme throws sqllock::invalid_argument, not: ") + e.what());
   }
+  for (int i = 1; i < argc; ++i) {
+    try {
+      exercise(argv[i]);
+    } catch (const sqllock::error& e) {
+      check(false, std::string("no sqllock::error on ") + argv[i] + ": " + e.what());
+    }
+  }
+  std::cout << (failures ? "consumer: FAILED\n" : "consumer: all checks passed\n");
+  return failures ? 1 : 0;
 }

@@ -17,6 +17,8 @@
 // to keep Connector/C++'s Boost-based headers out of this one; include them yourself.
 #pragma once
 
+#include "sqllock/export.hpp"
+
 #include <chrono>
 #include <string_view>
 
@@ -30,7 +32,7 @@ class Connection;
 namespace sqllock {
 
 namespace detail {
-bool mysql_lock_row(sql::Connection* conn, std::string_view name, row_wait_kind wait,
+SQLLOCK_API bool mysql_lock_row(sql::Connection* conn, std::string_view name, row_wait_kind wait,
                     std::chrono::steady_clock::time_point deadline, std::string_view table);
 }  // namespace detail
 

@@ -20,6 +20,8 @@
 // that includes libpqxx. Use the transaction from one thread at a time, as libpqxx requires.
 #pragma once
 
+#include "sqllock/export.hpp"
+
 #include <chrono>
 #include <optional>
 #include <string_view>
@@ -33,7 +35,7 @@
 namespace sqllock {
 
 namespace detail {
-bool pqxx_lock_row(pqxx::transaction_base& tx, std::string_view name, row_wait_kind wait,
+SQLLOCK_API bool pqxx_lock_row(pqxx::transaction_base& tx, std::string_view name, row_wait_kind wait,
                    std::chrono::steady_clock::time_point deadline, std::string_view table);
 }  // namespace detail
 
@@ -66,7 +68,7 @@ bool try_lock_row_for(pqxx::transaction_base& tx, std::string_view name,
 
 namespace detail {
 // deadline: nullopt waits as long as tx's own lock_timeout allows; a time already past does not wait.
-bool pqxx_advisory_xact_lock(pqxx::transaction_base& tx, const advisory_key& key, advisory_mode mode,
+SQLLOCK_API bool pqxx_advisory_xact_lock(pqxx::transaction_base& tx, const advisory_key& key, advisory_mode mode,
                              std::optional<std::chrono::steady_clock::time_point> deadline);
 }  // namespace detail
 

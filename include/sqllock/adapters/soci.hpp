@@ -19,6 +19,8 @@
 // a time, as SOCI requires.
 #pragma once
 
+#include "sqllock/export.hpp"
+
 #include <chrono>
 #include <string_view>
 
@@ -30,7 +32,7 @@
 namespace sqllock {
 
 namespace detail {
-bool soci_lock_row(soci::session& session, std::string_view name, row_wait_kind wait,
+SQLLOCK_API bool soci_lock_row(soci::session& session, std::string_view name, row_wait_kind wait,
                    std::chrono::steady_clock::time_point deadline, std::string_view table);
 }  // namespace detail
 
