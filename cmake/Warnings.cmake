@@ -7,3 +7,8 @@ if(SQLLOCK_SANITIZE)
     -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
   target_link_options(sqllock_build_flags INTERFACE -fsanitize=address,undefined)
 endif()
+
+# The library and the programs are also clean of shadowing and of implicit narrowing or sign
+# changes; the tests are not held to these (they compare signed and unsigned counts freely).
+add_library(sqllock_strict_warnings INTERFACE)
+target_compile_options(sqllock_strict_warnings INTERFACE -Wshadow -Wconversion -Wsign-conversion)

@@ -21,14 +21,14 @@ using steady_ticks = std::chrono::duration<long double, std::chrono::steady_cloc
 // now + left, rounded up to a whole tick and saturated to the range of steady_clock::time_point.
 inline std::chrono::steady_clock::time_point saturating_deadline(std::chrono::steady_clock::time_point now,
                                                                  steady_ticks left) noexcept {
-  using steady = std::chrono::steady_clock;
-  using rep = steady::rep;
+  using clock = std::chrono::steady_clock;
+  using rep = clock::rep;
   const long double at = static_cast<long double>(now.time_since_epoch().count());
   const long double target = at + std::ceil(left.count());
   if (std::isnan(target)) return now;
-  if (target >= static_cast<long double>(std::numeric_limits<rep>::max())) return steady::time_point::max();
-  if (target <= static_cast<long double>(std::numeric_limits<rep>::min())) return steady::time_point::min();
-  return steady::time_point(steady::duration(static_cast<rep>(target)));
+  if (target >= static_cast<long double>(std::numeric_limits<rep>::max())) return clock::time_point::max();
+  if (target <= static_cast<long double>(std::numeric_limits<rep>::min())) return clock::time_point::min();
+  return clock::time_point(clock::duration(static_cast<rep>(target)));
 }
 
 // The steady_clock deadline `timeout` from now.

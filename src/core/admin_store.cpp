@@ -90,8 +90,8 @@ reap_batch_result admin_store::reap_batch(std::size_t batch, std::chrono::millis
     const value params[] = {limit, std::int64_t{grace.count()}};
     const auto rows = run(sql_.reap_batch, params).rows;
     reap_batch_result out{rows.size(), 0};
-    for (const auto& row : rows)
-      if (row.at(0) == std::optional<std::string>("1")) ++out.deleted;
+    for (const auto& r : rows)
+      if (r.at(0) == std::optional<std::string>("1")) ++out.deleted;
     return out;
   }
   if (!sql_.reap_isolation.empty()) run_direct(sql_.reap_isolation);

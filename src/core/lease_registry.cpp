@@ -47,24 +47,24 @@ void lease_registry::unpin(const std::shared_ptr<lease_slot>& slot) {
   if (--slot->pins == 0 && (slot->depth == 0 || slot->lost)) slots_.erase(key(slot->resource, slot->owner));
 }
 
-std::uint64_t lease_registry::record_acquired(lease_slot& slot, const acquired& row, std::chrono::milliseconds lease,
+std::uint64_t lease_registry::record_acquired(lease_slot& slot, const acquired& got, std::chrono::milliseconds lease,
                                               bool auto_renew, steady::time_point sent) {
   std::vector<std::function<void()>> lost;
   std::uint64_t generation = 0;
   bool wake = false;
   {
     std::lock_guard lock(mu_);
-    if (slot.depth > 0 && (slot.fence != row.fence || slot.lost)) {
+    if (slot.depth > 0 && (slot.fence != got.fence || slot.lost)) {
       if (!slot.lost) lost = lose(slot);
       slot.depth = 0;
     }
     if (slot.depth == 0) {  // a new hold
-      slot.fence = row.fence;
+      slot.fence = got.fence;
       slot.lost = false;
       slot.stop = std::stop_source();
       ++slot.generation;
     }
-    slot.depth = row.count;
+    slot.depth = got.count;
     slot.lease = lease;
     slot.auto_renew = auto_renew;
     slot.recorded_at = steady::now();

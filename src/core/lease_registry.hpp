@@ -80,7 +80,7 @@ class lease_registry {
   // Records an acquisition whose statement was sent at `sent`. A fence other than the slot's
   // current one is a new hold: a previous hold that had not been released is marked lost.
   // Returns the hold's generation.
-  std::uint64_t record_acquired(lease_slot& slot, const acquired& row, std::chrono::milliseconds lease,
+  std::uint64_t record_acquired(lease_slot& slot, const acquired& got, std::chrono::milliseconds lease,
                                 bool auto_renew, steady::time_point sent);
   // Records the release of one level (depth − 1).
   void record_released(lease_slot& slot);

@@ -58,7 +58,7 @@ class table_lock_state {
     } guard{registry, slot};
 
     std::lock_guard op(slot->op);
-    std::optional<acquired> row;
+    std::optional<acquired> taken;
     steady::time_point sent;
     {
       auto conn = impl_.borrow();
@@ -82,17 +82,17 @@ class table_lock_state {
         }
         return got;
       };
-      row = acquire_in_time();
-      if (row && row->count > 1 && !registry.view(*slot).held) {
+      taken = acquire_in_time();
+      if (taken && taken->count > 1 && !registry.view(*slot).held) {
         // We re-entered a live row of ours that no hold of ours stands behind (its hold was
         // declared lost while the row lived on). Its count is not ours to build on: delete it by
         // owner and fence, and take the lock afresh.
-        store.release(name_, owner, row->fence, 1);
-        row = acquire_in_time();
+        store.release(name_, owner, taken->fence, 1);
+        taken = acquire_in_time();
       }
-      if (!row) return false;
+      if (!taken) return false;
     }
-    const auto generation = registry.record_acquired(*slot, *row, options_.ttl, options_.auto_renew, sent);
+    const auto generation = registry.record_acquired(*slot, *taken, options_.ttl, options_.auto_renew, sent);
 
     std::lock_guard lock(mu_);
     auto& mine = mine_[owner];

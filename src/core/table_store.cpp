@@ -77,8 +77,8 @@ std::vector<held_lease> table_store::renew(const std::string& session) {
   if (sql_.renew_reads_back) res = run(sql_.renew_readback, params);
   std::vector<held_lease> out;
   out.reserve(res.rows.size());
-  for (const auto& row : res.rows)
-    out.push_back({row.at(0).value_or(""), row.at(1).value_or(""), field_int64(row.at(2), "fence")});
+  for (const auto& r : res.rows)
+    out.push_back({r.at(0).value_or(""), r.at(1).value_or(""), field_int64(r.at(2), "fence")});
   return out;
 }
 
