@@ -21,4 +21,8 @@ if(BUILD_SHARED_LIBS AND SQLLOCK_INSTALL)
     set_tests_properties(consumer.${_name} PROPERTIES TIMEOUT 900 FIXTURES_REQUIRED servers
       ENVIRONMENT "SQLLOCK_TEST_ENV_FILE=${SQLLOCK_TEST_STATE_DIR}/env" LABELS "integration;consumer")
   endforeach()
+  if(TEST consumer.subdirectory)
+    # It compiles the library again on every core: alone, so no timing test starves meanwhile.
+    set_tests_properties(consumer.subdirectory PROPERTIES RUN_SERIAL TRUE)
+  endif()
 endif()

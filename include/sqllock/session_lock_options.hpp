@@ -27,7 +27,7 @@ struct session_lock_options {
   // same handle shares one session and so one set of holds (re-entrant), and may unlock what
   // another thread locked; their lock operations then take turns on that session. At most 128
   // bytes.
-  std::string owner;
+  std::string owner{};
 
   // How often a session that holds locks is pinged to notice that it died. A dead session — its
   // ping fails, or stays unanswered for 0.8 s — is reported within keepalive + 1 s; after that,
@@ -38,11 +38,11 @@ struct session_lock_options {
   // Called once when the session holding this object's locks dies, on the thread that noticed
   // (one of sqllock's keepalive threads, or a thread whose statement failed). Must not block for
   // long and must not throw (exceptions are swallowed).
-  std::function<void()> on_lost;
+  std::function<void()> on_lost{};
 
   // Called when unlock() (which must not throw) fails; receives the error. Default: one line on
   // stderr. Use release() to get the exception instead.
-  std::function<void(const std::exception&)> on_unlock_error;
+  std::function<void(const std::exception&)> on_unlock_error{};
 };
 
 }  // namespace sqllock

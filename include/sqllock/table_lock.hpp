@@ -50,15 +50,15 @@ struct table_lock_options {
 
   // Explicit owner key. Empty: the calling thread owns each acquisition. Set: every thread using
   // this key is the same owner (re-entrant), and may unlock what another thread locked.
-  std::string owner;
+  std::string owner{};
 
   // Called once, on sqllock's renewal thread, when a held lock is lost. Must not block for long
   // and must not throw (exceptions are swallowed).
-  std::function<void()> on_lost;
+  std::function<void()> on_lost{};
 
   // Called when unlock() (which must not throw) fails; receives the error. Default: one line on
   // stderr. Use release() to get the exception instead.
-  std::function<void(const std::exception&)> on_unlock_error;
+  std::function<void(const std::exception&)> on_unlock_error{};
 };
 
 class SQLLOCK_API table_lock {

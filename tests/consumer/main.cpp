@@ -6,6 +6,7 @@
 //
 // Usage: consumer URI…   For each database: migrate, take a table lock, see a second handle
 // refused while it is held and granted after the release. Exit 0 when every check passed.
+#include <chrono>
 #include <exception>
 #include <iostream>
 #include <mutex>
@@ -29,9 +30,13 @@ void exercise(const std::string& uri) {
   const auto migrated = sqllock::migrate(db);
   check(migrated.version > 0, "migrate reaches a schema version");
 
-  sqllock::database other(uri);  // a second handle: another owner, like another process
-  sqllock::table_lock mine(db, "consumer-check");
-  sqllock::table_lock theirs(other, "consumer-check");
+  // Options by designated initializer, as applications write them: the option structs must
+  // compile warning-free this way under -Wextra -Werror (no missing-field-initializers).
+  sqllock::database other(uri, {.pool_size = 2});  // a second handle: another owner, like another process
+  sqllock::table_lock mine(db, "consumer-check", {.ttl = std::chrono::seconds(20)});
+  sqllock::table_lock theirs(other, "consumer-check", {.ttl = std::chrono::seconds(20), .auto_renew = true});
+  [[maybe_unused]] const sqllock::session_lock_options session{.keepalive = std::chrono::seconds(2)};
+  [[maybe_unused]] const sqllock::reap_options reap{.batch_size = 10};
   {
     std::unique_lock guard(mine, std::try_to_lock);
     check(guard.owns_lock() && mine.fence() > 0, "an uncontended try_lock is granted with a fence");
