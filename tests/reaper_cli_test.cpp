@@ -214,7 +214,9 @@ TEST_P(ReaperCliTest, TheDocumentedCronLineWorks) {
 
   const auto r = run_program({"/bin/sh", "-c", command}, dir_, {{"SQLLOCK_DB", fresh.uri}});
   ASSERT_EQ(r.code, 0) << command << "\n" << r.err;
-  EXPECT_EQ(count_events(r.out, {"event=pass", "reaped=30"}), 1) << r.out;
+  // cron mails any output: a successful pass through the documented line prints nothing.
+  EXPECT_EQ(r.out, "") << command;
+  EXPECT_EQ(r.err, "") << command;
   EXPECT_EQ(std::stoll(sql(db, "SELECT COUNT(*) FROM distributed_lock").rows.at(0).at(0).value()), 4);
 }
 
