@@ -11,8 +11,8 @@
 #      with -Werror: every build type is warning-clean (SQLLOCK_TEST_BUILD_TYPES=0 leaves it out)
 #   5. scripts/fuzz.sh: each libFuzzer target of fuzz/ for 20 s (SQLLOCK_TEST_FUZZ=0 leaves it out)
 # Both ctest runs include the consumer.* tests (find_package, pkg-config and add_subdirectory use
-# of sqllock), the man-page checks and compose.config (checks docker-compose.yml); the default
-# build's also builds the Debian packages and installs them into a clean root (package.deb).
+# of sqllock), the examples, the man-page checks and compose.config (checks docker-compose.yml).
+# Step 4 also builds the Debian packages and installs them into a clean Debian root.
 # -Werror is never a default for users (SQLLOCK_WERROR=OFF); this script turns it on.
 # CTEST_PARALLEL_LEVEL=N (default 3) sets how many tests run at once. Exits non-zero when any step
 # fails; the last line sums up all tests run.
@@ -97,14 +97,27 @@ if [[ "${SQLLOCK_TEST_ASAN:-1}" != 0 ]]; then
 fi
 
 # ---- the other build types: build only (the tests ran in Release and, with sanitizers, Debug).
+# The RelWithDebInfo tree installs into /usr, so the Debian packages are made from it and
+# installed into a clean Debian root (scripts/check-packages.sh; SQLLOCK_TEST_PACKAGES=0 leaves
+# that out).
 if [[ "${SQLLOCK_TEST_BUILD_TYPES:-1}" != 0 ]]; then
   for type in RelWithDebInfo MinSizeRel; do
     step "build type $type: library, programs and examples with -Werror"
     t0=$SECONDS
     dir=build-$(tr '[:upper:]' '[:lower:]' <<<"$type")
-    if cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE="$type" -DSQLLOCK_WERROR=ON -DSQLLOCK_BUILD_TESTS=OFF \
-      -DSQLLOCK_BUILD_BENCH=OFF && cmake --build "$dir" -j "$jobs"; then
+    prefix=()
+    [[ "$type" == RelWithDebInfo ]] && prefix=(-DCMAKE_INSTALL_PREFIX=/usr)
+    if cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE="$type" "${prefix[@]}" -DSQLLOCK_WERROR=ON \
+      -DSQLLOCK_BUILD_TESTS=OFF -DSQLLOCK_BUILD_BENCH=OFF && cmake --build "$dir" -j "$jobs"; then
       passed=$((passed + 1))
+      if ((${#prefix[@]})) && [[ "${SQLLOCK_TEST_PACKAGES:-1}" != 0 ]]; then
+        step "Debian packages from $dir: scripts/check-packages.sh"
+        if ./scripts/check-packages.sh "$dir" "$dir/package-check"; then
+          passed=$((passed + 1))
+        else
+          failures+=("packages"); failed=$((failed + 1))
+        fi
+      fi
     else
       failures+=("build type $type"); failed=$((failed + 1))
     fi
