@@ -36,7 +36,8 @@ constexpr std::string_view kUsageTail =
     "                       pass duration, time of the last successful pass\n"
     "\n"
     "Logs one logfmt line per pass: time, level, table, rows reaped, duration, errors so far;\n"
-    "info on stdout, errors on stderr. Exit status 2 for a bad command line.\n";
+    "info on stdout, errors on stderr. Exit status 2 for a bad command line, URI or table name,\n"
+    "70 for an internal error. See sqllock-reaper(8).\n";
 
 // Exits within this long of SIGTERM/SIGINT even when a database call hangs.
 constexpr auto kStopGrace = 800ms;

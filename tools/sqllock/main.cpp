@@ -17,10 +17,12 @@ constexpr std::string_view kUsage =
     "  release   delete a stuck lock by force (--force)\n"
     "  reap      delete lock rows whose lease ran out, once\n"
     "\n"
-    "Every command takes --db URI (default: $SQLLOCK_DB) and --help.\n"
+    "Every command takes --db URI (default: $SQLLOCK_DB) and -h, --help.\n"
     "Exit codes: 0 ok, 1 lock not obtained, 2 usage error, 3 database unreachable,\n"
-    "4 schema missing or mismatched, 5 lock lost, 6 other database error.\n"
-    "`status --lock` and `release` exit 1 when the lock has no row.\n";
+    "4 schema missing or mismatched, 5 lock lost, 6 other database error, 70 internal error.\n"
+    "`run` otherwise exits with the command's status (126 not executable, 127 not found,\n"
+    "128+N killed by signal N). `status --lock` and `release` exit 1 when the lock has no row.\n"
+    "See sqllock(1).\n";
 
 }  // namespace
 
