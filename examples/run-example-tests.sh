@@ -63,13 +63,8 @@ check() {
   if "$@"; then say "ok: $what"; else fail "$what"; fi
 }
 
-required() {
-  local v
-  for v in "${CI:-}" "${SQLLOCK_TEST_REQUIRE_SERVERS:-}"; do
-    [[ -n "$v" && "$v" != 0 && "$v" != false ]] && return 0
-  done
-  return 1
-}
+# shellcheck source=../scripts/lib/required.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib/required.sh"
 
 unavailable() {
   if required; then fail "$* (CI or SQLLOCK_TEST_REQUIRE_SERVERS is set: a missing server fails)"; fi

@@ -50,13 +50,8 @@ logged() {
   "$@" >"$log" 2>&1 || { cat "$log"; fail "failed: $*"; }
 }
 
-required() {
-  local v
-  for v in "${CI:-}" "${SQLLOCK_TEST_REQUIRE_SERVERS:-}"; do
-    [[ -n "$v" && "$v" != 0 && "$v" != false ]] && return 0
-  done
-  return 1
-}
+# shellcheck source=lib/required.sh
+source "$src/scripts/lib/required.sh"
 
 # The databases each consumer runs against.
 uris=("sqlite://$work/consumer.db")

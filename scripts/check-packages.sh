@@ -39,13 +39,8 @@ usage() { sed -n '10,11p' "$0" | sed 's/^# *//' >&2; exit 2; }
 build=$(cd "$1" && pwd -P)
 
 fail() { echo "$me: FAILED: $*" >&2; exit 1; }
-required() {
-  local v
-  for v in "${CI:-}" "${SQLLOCK_TEST_REQUIRE_SERVERS:-}"; do
-    [[ -n "$v" && "$v" != 0 && "$v" != false ]] && return 0
-  done
-  return 1
-}
+# shellcheck source=lib/required.sh
+source "$src/scripts/lib/required.sh"
 # Cannot run here: skipped (77), or a failure when CI or SQLLOCK_TEST_REQUIRE_SERVERS is set.
 skip() {
   if required; then fail "$* (required: CI or SQLLOCK_TEST_REQUIRE_SERVERS is set)"; fi

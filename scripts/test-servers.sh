@@ -33,13 +33,8 @@ say() { echo "test-servers.sh: $*"; }
 now_ms() { local t; t=$(date +%s%N); echo $((t / 1000000)); }
 secs() { printf '%d.%02d' $(($1 / 1000)) $(($1 % 1000 / 10)); }  # milliseconds as seconds
 
-required() {
-  local v
-  for v in "${CI:-}" "${SQLLOCK_TEST_REQUIRE_SERVERS:-}"; do
-    [[ -n "$v" && "$v" != 0 && "$v" != false ]] && return 0
-  done
-  return 1
-}
+# shellcheck source=lib/required.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/required.sh"
 
 # PID is running. Daemons orphaned by this script are reaped late by PID 1 on some machines,
 # so a zombie (state Z) counts as exited.
