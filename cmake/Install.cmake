@@ -34,9 +34,16 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/sqllockConfigVersio
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/sqllockConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/sqllockConfigVersion.cmake
   DESTINATION ${_cmake_dir} COMPONENT dev)
 
-# pkg-config, relocatable: every path is relative to where the .pc file is installed.
+# pkg-config. Relocatable — every path relative to where the .pc file is installed — except in a
+# tree for /usr (the Debian packages): there the paths are plain, so pkg-config recognises
+# /usr/include and /usr/lib/<multiarch> as the system's and leaves them out of the flags.
 set(_pc_dir ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
-file(RELATIVE_PATH SQLLOCK_PC_TO_PREFIX /root/${_pc_dir} /root)
-string(REGEX REPLACE "/$" "" SQLLOCK_PC_TO_PREFIX "${SQLLOCK_PC_TO_PREFIX}")
+if(CMAKE_INSTALL_PREFIX MATCHES "^/usr/?$")
+  set(SQLLOCK_PC_PREFIX /usr)
+else()
+  file(RELATIVE_PATH _pc_to_prefix /root/${_pc_dir} /root)
+  string(REGEX REPLACE "/$" "" _pc_to_prefix "${_pc_to_prefix}")
+  set(SQLLOCK_PC_PREFIX "\${pcfiledir}/${_pc_to_prefix}")
+endif()
 configure_file(cmake/sqllock.pc.in ${CMAKE_CURRENT_BINARY_DIR}/sqllock.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/sqllock.pc DESTINATION ${_pc_dir} COMPONENT dev)
