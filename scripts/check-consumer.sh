@@ -10,7 +10,9 @@
 # command line from `pkg-config --cflags --libs sqllock`. find_package also runs the installed
 # `sqllock` program, which must find its library by its relative RPATH. subdirectory builds
 # tests/consumer/subdirectory, a project that vendors this checkout with add_subdirectory(), and
-# which fails to configure if sqllock changes the parent's settings or builds its tools or tests.
+# which fails to configure if sqllock changes the parent's settings or builds its tools or tests;
+# it builds sqllock without the Connector/C++ driver, then installs that build and checks that
+# find_package(sqllock COMPONENTS mysql) fails with sqllock's message.
 #
 # Each consumer runs against SQLite and, when configured, the test PostgreSQL server
 # (SQLLOCK_TEST_PG_URI from the environment or from the file SQLLOCK_TEST_ENV_FILE, which the
@@ -163,6 +165,25 @@ case "$mode" in
     [[ ! -e "$work/prefix" || -z "$(find "$work/prefix" -type f)" ]] ||
       fail "the parent's install installed: $(find "$work/prefix" -type f | head -n 5)"
     run_consumer "$work/build/consumer"
+
+    # This sqllock has no Connector/C++ driver: installed (asked for with SQLLOCK_INSTALL=ON; the
+    # same objects, nothing recompiled), a find_package that needs it must fail and say so, and
+    # its adapter header must not be installed.
+    echo "== find_package(sqllock COMPONENTS mysql) against a build without that driver"
+    logged reconfigure.log cmake "$work/build" -DSQLLOCK_INSTALL=ON
+    logged install-sqllock.log cmake --install "$work/build" --prefix "$work/prefix"
+    [[ -f "$work/prefix/include/sqllock/adapters/pqxx.hpp" && ! -e "$work/prefix/include/sqllock/adapters/mysql.hpp" ]] ||
+      fail "adapter headers installed: $(ls "$work/prefix/include/sqllock/adapters")"
+    if cmake -S "$src/tests/consumer" -B "$work/build-mysql" "${cmake_args[@]}" \
+      -DCMAKE_PREFIX_PATH="$work/prefix" "-DSQLLOCK_COMPONENTS=mysql" >"$work/mysql.log" 2>&1; then
+      fail "find_package(sqllock COMPONENTS mysql) succeeded for a build without Connector/C++"
+    fi
+    message=$(tr -s ' \n' '  ' <"$work/mysql.log" | grep -o "has no driver 'mysql'[^.]*" || true)
+    [[ -n "$message" ]] || { cat "$work/mysql.log"; fail "find_package failed without sqllock's message"; }
+    echo "$message"
+    logged configure-built.log cmake -S "$src/tests/consumer" -B "$work/build-built" "${cmake_args[@]}" \
+      -DCMAKE_PREFIX_PATH="$work/prefix" "-DSQLLOCK_COMPONENTS=pqxx;soci"
+    echo "find_package(sqllock COMPONENTS pqxx soci): found"
     ;;
 esac
 echo "check-consumer.sh $mode: passed"

@@ -5,7 +5,9 @@
 #                          driver component fails clearly; the installed program runs by RPATH
 #   consumer.pkg_config    the same install, compiled with `pkg-config --cflags --libs sqllock`
 #   consumer.subdirectory  tests/consumer/subdirectory vendors this checkout with add_subdirectory()
-#                          and fails if sqllock sets anything global or builds its tools or tests
+#                          and fails if sqllock sets anything global or builds its tools or tests;
+#                          that build lacks Connector/C++, and installed, find_package(sqllock
+#                          COMPONENTS mysql) must fail with sqllock's message
 # The installs need the shared library's install rules; add_subdirectory() compiles the library
 # once more, so it runs in the default build only (an ASan build checks no CMake behaviour).
 if(BUILD_SHARED_LIBS AND SQLLOCK_INSTALL)
