@@ -7,8 +7,8 @@
 #      tests needing a missing server fail (not skip)
 #   3. the same with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/ (a Debug build,
 #      -Werror; SQLLOCK_ASAN_BUILD_DIR; SQLLOCK_TEST_ASAN=0 leaves this out for a quicker local run)
-#   4. the library, programs and examples in the other build types, RelWithDebInfo and MinSizeRel,
-#      with -Werror: every build type is warning-clean (SQLLOCK_TEST_BUILD_TYPES=0 leaves it out)
+#   4. the library, programs and examples in RelWithDebInfo, MinSizeRel and plain Debug, with
+#      -Werror: every build type is warning-clean (SQLLOCK_TEST_BUILD_TYPES=0 leaves it out)
 #   5. scripts/fuzz.sh: each libFuzzer target of fuzz/ for 20 s (SQLLOCK_TEST_FUZZ=0 leaves it out)
 # Both ctest runs include the consumer.* tests (find_package, pkg-config and add_subdirectory use
 # of sqllock), the examples, the man-page checks and compose.config (checks docker-compose.yml).
@@ -96,12 +96,13 @@ if [[ "${SQLLOCK_TEST_ASAN:-1}" != 0 ]]; then
   unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
 fi
 
-# ---- the other build types: build only (the tests ran in Release and, with sanitizers, Debug).
+# ---- the other build types: build only (the tests ran in Release and, with sanitizers, Debug;
+# here Debug is built once more as users build it, without sanitizers).
 # The RelWithDebInfo tree installs into /usr, so the Debian packages are made from it and
 # installed into a clean Debian root (scripts/check-packages.sh; SQLLOCK_TEST_PACKAGES=0 leaves
 # that out).
 if [[ "${SQLLOCK_TEST_BUILD_TYPES:-1}" != 0 ]]; then
-  for type in RelWithDebInfo MinSizeRel; do
+  for type in RelWithDebInfo MinSizeRel Debug; do
     step "build type $type: library, programs and examples with -Werror"
     t0=$SECONDS
     dir=build-$(tr '[:upper:]' '[:lower:]' <<<"$type")
