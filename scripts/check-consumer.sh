@@ -102,6 +102,20 @@ check_loads() {
   echo "loads: $lib"
 }
 
+# expect_missing_driver DRIVER COMPONENTS: configuring tests/consumer against $work/prefix with
+# find_package(sqllock … COMPONENTS <COMPONENTS>) must fail, with sqllock's message naming DRIVER.
+expect_missing_driver() {
+  local log=$work/missing-$1.log message
+  if cmake -S "$src/tests/consumer" -B "$work/build-missing-$1" "${cmake_args[@]}" \
+    -DCMAKE_PREFIX_PATH="$work/prefix" "-DSQLLOCK_COMPONENTS=$2" >"$log" 2>&1; then
+    fail "find_package(sqllock COMPONENTS ${2//;/ }) succeeded, but the build has no driver '$1'"
+  fi
+  # CMake wraps the message: compare it with its line breaks folded.
+  message=$(tr -s ' \n' '  ' <"$log" | grep -o "has no driver '$1'[^.]*" || true)
+  [[ -n "$message" ]] || { cat "$log"; fail "find_package failed without sqllock's message"; }
+  echo "$message"
+}
+
 run_consumer() {
   echo "== run $1"
   "$1" "${uris[@]}"
@@ -122,14 +136,7 @@ case "$mode" in
     run_consumer "$work/build/consumer"
 
     echo "== a driver the build lacks fails find_package clearly"
-    if cmake -S "$src/tests/consumer" -B "$work/build-missing" "${cmake_args[@]}" \
-      -DCMAKE_PREFIX_PATH="$work/prefix" "-DSQLLOCK_COMPONENTS=pqxx;oracle" >"$work/missing.log" 2>&1; then
-      fail "find_package(sqllock COMPONENTS oracle) succeeded"
-    fi
-    # CMake wraps the message: compare it with its line breaks folded.
-    message=$(tr -s ' \n' '  ' <"$work/missing.log" | grep -o "has no driver 'oracle'[^.]*" || true)
-    [[ -n "$message" ]] || { cat "$work/missing.log"; fail "find_package failed without sqllock's message"; }
-    echo "$message"
+    expect_missing_driver oracle "pqxx;oracle"
 
     echo "== the installed sqllock program runs from the prefix (relative RPATH)"
     runpath=$(readelf -d "$work/prefix/bin/sqllock" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
@@ -174,13 +181,7 @@ case "$mode" in
     logged install-sqllock.log cmake --install "$work/build" --prefix "$work/prefix"
     [[ -f "$work/prefix/include/sqllock/adapters/pqxx.hpp" && ! -e "$work/prefix/include/sqllock/adapters/mysql.hpp" ]] ||
       fail "adapter headers installed: $(ls "$work/prefix/include/sqllock/adapters")"
-    if cmake -S "$src/tests/consumer" -B "$work/build-mysql" "${cmake_args[@]}" \
-      -DCMAKE_PREFIX_PATH="$work/prefix" "-DSQLLOCK_COMPONENTS=mysql" >"$work/mysql.log" 2>&1; then
-      fail "find_package(sqllock COMPONENTS mysql) succeeded for a build without Connector/C++"
-    fi
-    message=$(tr -s ' \n' '  ' <"$work/mysql.log" | grep -o "has no driver 'mysql'[^.]*" || true)
-    [[ -n "$message" ]] || { cat "$work/mysql.log"; fail "find_package failed without sqllock's message"; }
-    echo "$message"
+    expect_missing_driver mysql mysql
     logged configure-built.log cmake -S "$src/tests/consumer" -B "$work/build-built" "${cmake_args[@]}" \
       -DCMAKE_PREFIX_PATH="$work/prefix" "-DSQLLOCK_COMPONENTS=pqxx;soci"
     echo "find_package(sqllock COMPONENTS pqxx soci): found"
