@@ -50,6 +50,39 @@ TEST(Uri, MysqlAndMariadbAndSociPrefixes) {
   EXPECT_EQ(parse_uri("postgresql://[::1]:5433/d").port, 5433);
 }
 
+TEST(Uri, MultiHostPostgresqlUrisGoToLibpqAsWritten) {
+  const std::string uri = "postgresql://u@10.0.0.1:5432,10.0.0.2:5433,[::1]:5434/app?target_session_attrs=read-write";
+  const auto s = parse_uri(uri);
+  EXPECT_EQ(s.host, "10.0.0.1:5432,10.0.0.2:5433,[::1]:5434");
+  EXPECT_FALSE(s.port.has_value());
+  EXPECT_EQ(s.database, "app");
+  EXPECT_EQ(s.native_uri, uri);
+  EXPECT_EQ(parse_uri("postgresql://h1,h2/app").host, "h1,h2");
+  const auto params = parse_uri("postgresql:///app?host=h1,h2&port=5432,5433&target_session_attrs=read-write");
+  EXPECT_EQ(params.param("host"), "h1,h2");
+  for (const char* bad : {"postgresql://h1:5432,h2:99999/d", "postgresql://h1,,h2/d", "postgresql://h1:x,h2/d",
+                          "mysql://u@h1,h2/d"}) {
+    EXPECT_THROW(parse_uri(bad), invalid_argument) << bad;
+  }
+}
+
+TEST(Uri, SqllocksOwnParametersAreReadAndNeverReachTheClientLibrary) {
+  EXPECT_TRUE(parse_uri("postgresql://h/d").prepare_statements);
+  const auto off = parse_uri("postgresql://h/d?sslmode=disable&prepare=off&application_name=x");
+  EXPECT_FALSE(off.prepare_statements);
+  EXPECT_EQ(off.native_uri, "postgresql://h/d?sslmode=disable&application_name=x");
+  EXPECT_TRUE(parse_uri("soci+postgresql://h/d?prepare=on").prepare_statements);
+  EXPECT_EQ(parse_uri("soci+postgresql://h/d?prepare=on").native_uri, "postgresql://h/d");
+  EXPECT_FALSE(parse_uri("mysql://u@h/d").galera_pinned);
+  const auto pinned = parse_uri("mariadb://u@h/d?galera=pinned");
+  EXPECT_TRUE(pinned.galera_pinned);
+  EXPECT_EQ(pinned.native_uri, "mysql://u@h/d");
+  for (const char* bad : {"postgresql://h/d?prepare=no", "mysql://u@h/d?prepare=off", "postgresql://h/d?galera=pinned",
+                          "mysql://u@h/d?galera=yes"}) {
+    EXPECT_THROW(parse_uri(bad), invalid_argument) << bad;
+  }
+}
+
 TEST(Uri, SqliteForms) {
   EXPECT_EQ(parse_uri("sqlite:///var/lib/app/locks.db").path, "/var/lib/app/locks.db");
   EXPECT_EQ(parse_uri("sqlite:locks.db").path, "locks.db");

@@ -71,6 +71,59 @@ std::string redact(std::string_view uri) {
   return out;
 }
 
+int check_port(std::string_view port, std::string_view display) {
+  int value = 0;
+  auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+  if (ec != std::errc() || p != port.data() + port.size() || value <= 0 || value > 65535)
+    bad_uri(display, "port must be a number from 1 to 65535");
+  return value;
+}
+
+// The query parameters that are sqllock's own (connection_spec::prepare_statements, galera_pinned).
+constexpr std::string_view kOwnParams[] = {"prepare", "galera"};
+
+bool own_param(std::string_view key) {
+  for (auto own : kOwnParams)
+    if (key == own) return true;
+  return false;
+}
+
+// `uri` without the query items whose key is one of sqllock's own.
+std::string without_own_params(std::string_view uri) {
+  const auto q = uri.find('?');
+  if (q == std::string_view::npos) return std::string(uri);
+  std::string out(uri.substr(0, q));
+  std::string_view query = uri.substr(q + 1);
+  char separator = '?';
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const auto item = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    if (item.empty() || own_param(item.substr(0, item.find('=')))) continue;
+    out += separator;
+    out += item;
+    separator = '&';
+  }
+  return out;
+}
+
+// Reads and checks sqllock's own query parameters into `spec`.
+void read_own_params(connection_spec& spec) {
+  for (const auto& [key, value] : spec.params) {
+    if (key == "prepare") {
+      if (spec.dialect != dialect_kind::postgresql)
+        bad_uri(spec.display, "?prepare= applies to postgresql:// URIs only");
+      if (value != "on" && value != "off") bad_uri(spec.display, "?prepare= must be on or off");
+      spec.prepare_statements = value == "on";
+    } else if (key == "galera") {
+      if (spec.dialect != dialect_kind::mysql)
+        bad_uri(spec.display, "?galera= applies to mysql:// and mariadb:// URIs only");
+      if (value != "pinned") bad_uri(spec.display, "?galera= takes one value, pinned");
+      spec.galera_pinned = true;
+    }
+  }
+}
+
 void parse_server_uri(std::string_view rest, connection_spec& spec) {
   // rest = [user[:password]@]host[:port][/database][?k=v&…]
   std::string_view query;
@@ -95,7 +148,32 @@ void parse_server_uri(std::string_view rest, connection_spec& spec) {
   }
   std::string_view host = rest;
   std::string_view port;
-  if (!host.empty() && host.front() == '[') {  // [IPv6]:port
+  if (host.find(',') != std::string_view::npos) {
+    // libpq's multi-host form, host1:port1,host2:port2 (PostgreSQL only): the list goes to libpq
+    // as written; each entry's port is checked here.
+    if (spec.dialect != dialect_kind::postgresql)
+      bad_uri(spec.display, "a list of hosts (h1:p1,h2:p2) needs a postgresql:// URI");
+    spec.host = percent_decode(host, spec.display);
+    std::string_view list = host;
+    while (true) {
+      const auto comma = list.find(',');
+      std::string_view entry = list.substr(0, comma);
+      if (entry.empty()) bad_uri(spec.display, "an empty entry in the list of hosts");
+      if (entry.front() == '[') {
+        const auto close = entry.find(']');
+        if (close == std::string_view::npos) bad_uri(spec.display, "unclosed '[' in host");
+        entry.remove_prefix(close + 1);
+        if (!entry.empty() && entry.front() != ':') bad_uri(spec.display, "junk after ']'");
+      } else if (const auto colon = entry.rfind(':'); colon != std::string_view::npos) {
+        entry.remove_prefix(colon);
+      } else {
+        entry = {};
+      }
+      if (!entry.empty()) check_port(entry.substr(1), spec.display);
+      if (comma == std::string_view::npos) break;
+      list.remove_prefix(comma + 1);
+    }
+  } else if (!host.empty() && host.front() == '[') {  // [IPv6]:port
     const auto close = host.find(']');
     if (close == std::string_view::npos) bad_uri(spec.display, "unclosed '[' in host");
     spec.host = std::string(host.substr(1, close - 1));
@@ -109,13 +187,7 @@ void parse_server_uri(std::string_view rest, connection_spec& spec) {
     }
     spec.host = percent_decode(host, spec.display);
   }
-  if (port.data() != nullptr) {
-    int value = 0;
-    auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-    if (ec != std::errc() || p != port.data() + port.size() || value <= 0 || value > 65535)
-      bad_uri(spec.display, "port must be a number from 1 to 65535");
-    spec.port = value;
-  }
+  if (port.data() != nullptr) spec.port = check_port(port, spec.display);
   spec.database = percent_decode(path, spec.display);
   while (!query.empty()) {
     const auto amp = query.find('&');
@@ -188,6 +260,8 @@ connection_spec parse_uri(std::string_view uri) {
   if (spec.dialect == dialect_kind::mysql && spec.native_uri.rfind("mariadb", 0) == 0)
     spec.native_uri.replace(0, 7, "mysql");
   parse_server_uri(after.substr(2), spec);
+  read_own_params(spec);
+  spec.native_uri = without_own_params(spec.native_uri);
   return spec;
 }
 

@@ -26,10 +26,23 @@ struct connection_spec {
   std::vector<std::pair<std::string, std::string>> params;
   // SQLite: the database file path as given (absolute or relative to the working directory).
   std::string path;
-  // The URI without the "soci+" prefix (a libpq connection URI for PostgreSQL).
+  // The URI without the "soci+" prefix and without sqllock's own query parameters (below): a
+  // libpq connection URI for PostgreSQL, which rejects parameters it does not know.
   std::string native_uri;
   // The URI with the password replaced by "***".
   std::string display;
+
+  // sqllock's own query parameters, which never reach the client library:
+  // ?prepare=on|off (PostgreSQL): off is the setting for a transaction-mode pooler such as
+  // PgBouncer. It runs every statement unnamed (one Parse/Bind/Execute round trip, nothing kept
+  // on the server session), and lock waiters poll instead of LISTENing, since such a pooler
+  // delivers no notifications. on (the default) prepares each statement once per connection
+  // under a name derived from its text (driver/pg_statements.hpp).
+  bool prepare_statements = true;
+  // ?galera=pinned (MySQL/MariaDB): every client of each named lock and row lock connects to the
+  // same Galera node, so node-local GET_LOCK and FOR UPDATE still exclude. Without it those locks
+  // are refused on a multi-node Galera cluster.
+  bool galera_pinned = false;
 
   // The value of query parameter `key`, if present.
   std::optional<std::string> param(std::string_view key) const;

@@ -19,6 +19,9 @@ void wakeup_hub::join(const std::string& resource) {
   std::unique_lock lock(mu_);
   ++interests_[resource].waiters;
   if (db_.sql().wakeup_channel.empty()) return;
+  // ?prepare=off is for transaction-mode poolers (PgBouncer), which deliver no notifications: a
+  // LISTEN subscribes whichever server session the pool lends, not this client. Waiters poll.
+  if (!db_.spec().prepare_statements) return;
   if (state_ == state::idle) {
     state_ = state::starting;
     thread_ = std::jthread([this](std::stop_token st) { listen(st); });

@@ -20,7 +20,7 @@ std::unique_ptr<connection> open_pqxx(const connection_spec& spec, std::chrono::
                            " (check that the server is running and the URI's host, port, user, "
                            "password and database)");
   }
-  return std::make_unique<pqxx_connection>(std::move(native), spec.display);
+  return std::make_unique<pqxx_connection>(std::move(native), spec.display, spec.prepare_statements);
 }
 
 }  // namespace sqllock::detail

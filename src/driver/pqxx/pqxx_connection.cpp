@@ -12,15 +12,17 @@
 #include <pqxx/result>
 
 #include "driver/abandon.hpp"
+#include "driver/pg_statements.hpp"
 #include "driver/statement_kind.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {
-pqxx_connection::pqxx_connection(std::unique_ptr<pqxx::connection> native, std::string display)
+pqxx_connection::pqxx_connection(std::unique_ptr<pqxx::connection> native, std::string display, bool prepare)
     : native_(std::move(native)),
       quiet_(std::make_unique<pqxx::quiet_errorhandler>(*native_)),
       statements_(placeholder_style::dollar),
-      display_(std::move(display)) {
+      display_(std::move(display)),
+      prepare_(prepare) {
   // libpqxx 6 silently reconnects a broken connection on next use. A new session would have lost
   // the old one's session locks without anyone noticing, so broken must stay broken.
 #pragma GCC diagnostic push
@@ -36,16 +38,27 @@ result pqxx_connection::exec(std::string_view sql, std::span<const value> params
     const auto& statement = statements_.get(
         sql, params.size(),
         [&](const native_statement& native) {
-          prepared p{"sqllock_" + std::to_string(++next_statement_), is_query_statement(sql)};
-          native_->prepare(p.name, native.sql);  // sent to the server on first execution
+          prepared p{prepare_ ? pg_statement_name(native.sql) : std::string(), is_query_statement(sql)};
+          if (prepare_) native_->prepare(p.name, native.sql);  // sent to the server on first execution
           return p;
         },
-        [&](prepared& p) { native_->unprepare(p.name); });
+        [&](prepared& p) {
+          if (!p.name.empty()) native_->unprepare(p.name);
+        });
     std::vector<std::string> storage;
     const std::vector<const char*> texts = pqxx_parameter_texts(params, storage);
+    const auto dynamic = pqxx::prepare::make_dynamic_params(texts);
     pqxx::nontransaction tx(*native_);
-    return pqxx_to_result(tx.exec_prepared(statement.handle.name, pqxx::prepare::make_dynamic_params(texts)),
-                     statement.handle.query);
+    if (statement.handle.name.empty())
+      return pqxx_to_result(tx.exec_params(statement.native.sql, dynamic), statement.handle.query);
+    try {
+      return pqxx_to_result(tx.exec_prepared(statement.handle.name, dynamic), statement.handle.query);
+    } catch (const pqxx::sql_error& e) {
+      if (!is_pg_statement_name_error(e.sqlstate())) throw;
+      // pqxx's record of what this connection prepared no longer matches the server session.
+      broken_ = true;
+      throw backend_error(pqxx_message(e.what()) + pg_statement_name_hint(), e.sqlstate(), 0);
+    }
   });
 }
 

@@ -23,7 +23,9 @@ namespace sqllock::detail {
 class pqxx_connection final : public connection, public notification_source {
  public:
   // Takes an open connection. `display` (the URI without its password) names it in errors.
-  pqxx_connection(std::unique_ptr<pqxx::connection> native, std::string display);
+  // prepare: statements are prepared under names derived from their text; false runs them
+  // unnamed (?prepare=off; see driver/pg_statements.hpp).
+  pqxx_connection(std::unique_ptr<pqxx::connection> native, std::string display, bool prepare = true);
   ~pqxx_connection() override;
 
   result exec(std::string_view sql, std::span<const value> params) override;
@@ -51,12 +53,12 @@ class pqxx_connection final : public connection, public notification_source {
   // native_ so that it is unregistered before the connection goes away.
   std::unique_ptr<pqxx::quiet_errorhandler> quiet_;
   struct prepared {
-    std::string name;  // the statement's name within pqxx
+    std::string name;  // the statement's name within pqxx and on the server; empty: run unnamed
     bool query;        // reads only: its row count is not an affected-row count
   };
   statement_cache<prepared> statements_;
-  unsigned long next_statement_ = 0;
   std::string display_;
+  bool prepare_;
   bool broken_ = false;
   // LISTEN subscriptions; declared last so they unsubscribe before the connection closes.
   std::vector<std::string> pending_;  // payloads received, not yet returned by await()

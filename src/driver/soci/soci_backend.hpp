@@ -14,6 +14,8 @@
 
 #include <chrono>
 #include <memory>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +41,9 @@ struct soci_failure {
   long long vendor_code = 0;
   bool connection_lost = false;
   bool permission_denied = false;
+  // The session works, but the connection's record of it no longer does (PostgreSQL: a statement
+  // it prepared is missing on the server session): report the error, then never reuse it.
+  bool discard = false;
 };
 
 // One prepared statement with the variables its parameters and columns are bound to. SOCI keeps
@@ -79,8 +84,16 @@ class soci_backend {
   // False when text parameters cannot hold NUL bytes (libpq passes C strings).
   virtual bool text_may_contain_nul() const noexcept { return true; }
 
-  // Executes a prepared, bound statement and collects its rows and affected-row count.
-  virtual result run(soci_statement& st) = 0;
+  // Executes a prepared, bound statement and collects its rows and affected-row count. Backends
+  // that run natively (below) never get here.
+  virtual result run(soci_statement&) { throw std::logic_error("soci_backend::run: this backend runs natively"); }
+
+  // True when the backend runs parameterised statements with the native client library itself
+  // (PostgreSQL: libpq, see driver/pg_statements.hpp), through run_native() instead of SOCI.
+  virtual bool runs_natively() const noexcept { return false; }
+  // Executes `sql` (with $N placeholders) with `params`; only called when runs_natively().
+  // Throws soci::soci_error on failure, like run().
+  virtual result run_native(std::string_view /*sql*/, std::span<const value> /*params*/) { return {}; }
 
   // Executes `sql` as written with the native client library (no parameters, not prepared).
   virtual result run_direct(std::string_view sql) = 0;
@@ -112,6 +125,7 @@ class soci_backend {
 
 // One factory per SOCI backend. Each connects, prepares the session for sqllock (timeouts,
 // SQL mode, journal mode, …) and throws soci::soci_error when that fails.
+// PostgreSQL honours spec.prepare_statements (?prepare=off).
 std::unique_ptr<soci_backend> open_soci_postgresql(const connection_spec& spec,
                                                    std::chrono::milliseconds timeout);
 std::unique_ptr<soci_backend> open_soci_mysql(const connection_spec& spec,
@@ -119,7 +133,8 @@ std::unique_ptr<soci_backend> open_soci_mysql(const connection_spec& spec,
 std::unique_ptr<soci_backend> open_soci_sqlite(const connection_spec& spec);
 
 // Backends over an application's open session, which they use but never close or reconfigure
-// (the adapters in include/sqllock/adapters/soci.hpp).
+// (the adapters in include/sqllock/adapters/soci.hpp). PostgreSQL runs statements unnamed there:
+// nothing of sqllock's stays on the application's session.
 std::unique_ptr<soci_backend> borrow_soci_postgresql(soci::session& session);
 std::unique_ptr<soci_backend> borrow_soci_mysql(soci::session& session);
 

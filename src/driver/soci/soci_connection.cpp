@@ -104,6 +104,7 @@ soci_connection::handle soci_connection::prepare(const native_statement& native,
 
 result soci_connection::exec(std::string_view sql, std::span<const value> params) {
   return guarded([&] {
+    if (backend_->runs_natively()) return backend_->run_native(sql, params);
     auto& entry = statements_.get(
         sql, params.size(),
         [&](const native_statement& native) { return prepare(native, sql, signature_for(params, {})); },
@@ -178,6 +179,7 @@ void soci_connection::report(const soci_failure& f) {
     throw connection_error("connection to " + display_ + " lost: " + f.message +
                            " (the pool opens a new connection; retry the operation)");
   }
+  if (f.discard) broken_ = true;
   throw_server_error(f.message, f.sqlstate, f.vendor_code, f.permission_denied);
 }
 

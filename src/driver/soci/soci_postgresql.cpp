@@ -9,13 +9,17 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <soci/postgresql/soci-postgresql.h>
 
 #include "driver/libpq_uri.hpp"
+#include "driver/pg_statements.hpp"
 #include "driver/server_error.hpp"
 #include "driver/soci/soci_backend.hpp"
+#include "driver/statement_cache.hpp"
+#include "sqllock/error.hpp"
 
 namespace sqllock::detail {
 namespace {
@@ -62,14 +66,12 @@ std::string valid_sqlstate(const std::string& state) {
   return state;
 }
 
-SQLLOCK_SOCI_DOWNCAST const PGresult* last_result(soci::statement& st) noexcept {
-  return static_cast<soci::postgresql_statement_backend*>(st.get_backend())->result_.get_result();
-}
-
 class postgresql_backend final : public soci_backend {
  public:
-  explicit postgresql_backend(std::unique_ptr<soci::session> session) : soci_backend(std::move(session)) {}
-  explicit postgresql_backend(soci::session& borrowed) : soci_backend(borrowed) {}
+  // prepare: statements are prepared under names derived from their text; false runs them unnamed.
+  postgresql_backend(std::unique_ptr<soci::session> session, bool prepare)
+      : soci_backend(std::move(session)), prepare_(prepare) {}
+  explicit postgresql_backend(soci::session& borrowed) : soci_backend(borrowed), prepare_(false) {}
 
   SQLLOCK_SOCI_DOWNCAST PGconn* native() noexcept {
     return static_cast<soci::postgresql_session_backend*>(session_->get_backend())->conn_;
@@ -82,20 +84,55 @@ class postgresql_backend final : public soci_backend {
     return c ? PQsocket(c) : -1;
   }
 
-  result run(soci_statement& st) override {
-    st.statement.execute(false);  // no into() elements: SOCI leaves the rows in its PGresult
-    return to_result(last_result(st.statement));
-  }
-
   result run_direct(std::string_view sql) override {
     pg_result_ptr r(PQexec(native(), std::string(sql).c_str()));
-    const ExecStatusType status = r ? PQresultStatus(r.get()) : PGRES_FATAL_ERROR;
-    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && status != PGRES_EMPTY_QUERY) {
-      const char* state = r ? PQresultErrorField(r.get(), PG_DIAG_SQLSTATE) : nullptr;
-      const std::string message = r ? PQresultErrorMessage(r.get()) : PQerrorMessage(native());
-      // Thrown as SOCI's own error so that classify() treats both paths alike.
-      throw soci::postgresql_soci_error(message, state != nullptr && std::strlen(state) == 5 ? state : "     ");
+    check(r.get());
+    return to_result(r.get());
+  }
+
+  bool runs_natively() const noexcept override { return true; }
+
+  // libpq directly rather than SOCI: SOCI names its prepared statements "st_1", "st_2", … per
+  // session, which a transaction-mode pooler mixes up between clients (driver/pg_statements.hpp).
+  result run_native(std::string_view sql, std::span<const value> params) override {
+    auto& entry = statements_.get(
+        sql, params.size(),
+        [&](const native_statement& native) {
+          return prepared{prepare_ ? pg_statement_name(native.sql) : std::string(), false};
+        },
+        [&](prepared& p) {
+          // Best effort: a statement left behind is harmless, its name always means its text.
+          if (p.sent) pg_result_ptr(PQexec(native(), ("DEALLOCATE " + p.name).c_str()));
+        });
+    std::vector<std::string> storage;
+    std::vector<const char*> texts;
+    storage.reserve(params.size());
+    texts.reserve(params.size());
+    for (const value& v : params) {
+      if (const auto* text = std::get_if<std::string>(&v)) {
+        // libpq would silently cut the value short at the NUL.
+        if (text->find('\0') != std::string::npos) throw invalid_argument("PostgreSQL text cannot contain NUL bytes");
+        texts.push_back(text->c_str());
+      } else if (const auto* number = std::get_if<std::int64_t>(&v)) {
+        texts.push_back(storage.emplace_back(std::to_string(*number)).c_str());
+      } else {
+        texts.push_back(nullptr);
+      }
     }
+    const int count = static_cast<int>(texts.size());
+    PGconn* c = native();
+    pg_result_ptr r;
+    if (entry.handle.name.empty()) {
+      r.reset(PQexecParams(c, entry.native.sql.c_str(), count, nullptr, texts.data(), nullptr, nullptr, 0));
+    } else {
+      if (!entry.handle.sent) {
+        pg_result_ptr p(PQprepare(c, entry.handle.name.c_str(), entry.native.sql.c_str(), count, nullptr));
+        check(p.get());
+        entry.handle.sent = true;
+      }
+      r.reset(PQexecPrepared(c, entry.handle.name.c_str(), count, texts.data(), nullptr, nullptr, 0));
+    }
+    check(r.get());
     return to_result(r.get());
   }
 
@@ -145,8 +182,31 @@ class postgresql_backend final : public soci_backend {
     f.connection_lost = session_ended || PQstatus(native()) != CONNECTION_OK ||
                         e.get_error_category() == soci::soci_error::connection_error;
     f.permission_denied = is_postgresql_permission_error(f.sqlstate);
+    if (prepare_ && !f.connection_lost && is_pg_statement_name_error(f.sqlstate)) {
+      f.message += pg_statement_name_hint();
+      f.discard = true;  // the cache's record of what this session prepared is wrong
+    }
     return f;
   }
+
+ private:
+  struct prepared {
+    std::string name;   // empty: run unnamed
+    bool sent = false;  // prepared on the server session
+  };
+
+  // Throws the error `r` reports (a null `r`: the connection's), as SOCI's own exception so that
+  // classify() treats SOCI's and these native paths alike.
+  void check(const PGresult* r) {
+    const ExecStatusType status = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+    if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY) return;
+    const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+    const std::string message = r ? PQresultErrorMessage(r) : PQerrorMessage(native());
+    throw soci::postgresql_soci_error(message, state != nullptr && std::strlen(state) == 5 ? state : "     ");
+  }
+
+  const bool prepare_;
+  statement_cache<prepared> statements_{placeholder_style::dollar};
 };
 
 }  // namespace
@@ -159,7 +219,7 @@ std::unique_ptr<soci_backend> open_soci_postgresql(const connection_spec& spec, 
   // SOCI hands the connect string to PQconnectdb unchanged, so a libpq URI works as is.
   auto session = std::make_unique<soci::session>(soci::postgresql,
                                                  libpq_uri_with_connect_timeout(spec.native_uri, timeout));
-  auto backend = std::make_unique<postgresql_backend>(std::move(session));
+  auto backend = std::make_unique<postgresql_backend>(std::move(session), spec.prepare_statements);
   // libpq prints server NOTICEs (e.g. "table … does not exist, skipping") on stderr by default.
   PQsetNoticeProcessor(backend->native(), [](void*, const char*) {}, nullptr);
   return backend;
