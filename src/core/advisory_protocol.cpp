@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "core/identity.hpp"
 #include "dialect/dialect.hpp"
 #include "sqllock/error.hpp"
 
@@ -26,6 +27,25 @@ std::vector<value> advisory_key_params(const advisory_key& key) {
   return {key.value()};
 }
 
+std::vector<value> advisory_lock_params(const advisory_key& key, connection& conn) {
+  if (conn.session_tag.empty()) conn.session_tag = random_token();
+  auto params = advisory_key_params(key);
+  params.emplace_back(conn.session_tag);
+  return params;
+}
+
+const field& own_session_or_refuse(const field& f, const std::string& what) {
+  if (f) return f;
+  throw not_supported(
+      what + " refused: the statement reached a database server session where another connection holds this "
+      "key with a session-level advisory lock, which the server would have granted again as a re-entry. So "
+      "the connection does not keep a server session of its own — it goes through a transaction-mode pooler "
+      "such as PgBouncer (pool_mode = transaction), where a session-level lock stays with a server session "
+      "that other clients share. Connect to PostgreSQL directly or through a session-mode pool for "
+      "advisory_lock; with_advisory_xact_lock and table_lock work behind such a pooler (see \"Running on HA "
+      "setups and poolers\" in docs/operations.md)");
+}
+
 int advisory_key_index(const advisory_key& key) noexcept {
   return static_cast<int>(key.is_pair() ? advisory_key_kind::pair : advisory_key_kind::single);
 }
@@ -46,7 +66,6 @@ advisory_protocol::advisory_protocol(dialect_kind dialect, advisory_key key, std
     : sql_(advisory_statements(dialect)),
       dialect_(dialect),
       key_(key),
-      key_params_(advisory_key_params(key)),
       kind_(advisory_key_index(key)),
       description_(std::move(description)) {}
 
@@ -62,9 +81,11 @@ bool advisory_protocol::held_now(connection& conn, lock_mode mode) {
 bool advisory_protocol::acquire(connection& conn, lock_mode mode, std::optional<steady::time_point> deadline,
                                 attempt& state) {
   const int m = static_cast<int>(mode);
+  const auto params = advisory_lock_params(key_, conn);
   // The common case costs one round trip: a free lock is taken without touching lock_timeout.
-  const bool free = pg_true(conn.exec(sql_.try_lock[kind_][m], key_params_).rows.at(0).at(0));
+  const auto first = conn.exec(sql_.try_lock[kind_][m], params);
   state.answered = true;
+  const bool free = pg_true(own_session_or_refuse(first.rows.at(0).at(0), description_));
   if (free) return true;
   while (true) {
     if (deadline && steady::now() >= *deadline) return false;
@@ -74,8 +95,10 @@ bool advisory_protocol::acquire(connection& conn, lock_mode mode, std::optional<
     bool held = false;
     std::exception_ptr failure;
     try {
-      conn.exec(sql_.lock[kind_][m], key_params_);
+      own_session_or_refuse(conn.exec(sql_.lock[kind_][m], params).rows.at(0).at(0), description_);
       held = true;
+    } catch (const not_supported&) {
+      failure = std::current_exception();  // refused without waiting; lock_timeout is reset below
     } catch (const backend_error& e) {
       if (!ended_by_timeout(dialect_, e)) {
         failure = std::current_exception();
@@ -102,7 +125,17 @@ bool advisory_protocol::acquire(connection& conn, lock_mode mode, std::optional<
 }
 
 bool advisory_protocol::release(connection& conn, lock_mode mode) {
-  return pg_true(conn.exec(sql_.unlock[kind_][static_cast<int>(mode)], key_params_).rows.at(0).at(0));
+  const auto r = conn.exec(sql_.unlock[kind_][static_cast<int>(mode)], advisory_lock_params(key_, conn));
+  const field& released = r.rows.at(0).at(0);
+  if (!released) {
+    throw lock_lost(description_ +
+                    " cannot be released: the statement reached another database server session than the one "
+                    "that holds the lock, so the connection does not keep a server session of its own (a "
+                    "transaction-mode pooler such as PgBouncer?). The lock stays with that server session until "
+                    "it ends, and may already have been granted to other clients there; see \"Running on HA "
+                    "setups and poolers\" in docs/operations.md");
+  }
+  return pg_true(released);
 }
 
 }  // namespace sqllock::detail

@@ -14,6 +14,13 @@ namespace sqllock::detail {
 
 // The key's parameters: {$1 bigint} or {$1 integer, $2 integer}.
 std::vector<value> advisory_key_params(const advisory_key& key);
+// The key's parameters followed by `conn`'s session tag, made on first use: the parameters of
+// the lock statements (see "Server-session tags" in dialect/session_lock_sql.hpp).
+std::vector<value> advisory_lock_params(const advisory_key& key, connection& conn);
+// The field a lock statement returned: throws not_supported naming a transaction-mode pooler
+// when it is NULL — the statement reached a server session where another connection holds the
+// key with a session-level lock, and did nothing.
+const field& own_session_or_refuse(const field& f, const std::string& what);
 // Index of the key's kind in advisory_sql's arrays.
 int advisory_key_index(const advisory_key& key) noexcept;
 // A lock_timeout value for a wait of `left`, rounded up to whole milliseconds, at least 1 ms
@@ -45,6 +52,7 @@ class advisory_protocol final : public session_lock_protocol {
                attempt& state) override;
   bool release(connection& conn, lock_mode mode) override;
   const std::string& description() const noexcept override { return description_; }
+  bool tags_session() const noexcept override { return true; }
 
  private:
   // Whether this session holds the key in `mode`, by pg_locks.
@@ -53,7 +61,6 @@ class advisory_protocol final : public session_lock_protocol {
   const advisory_sql& sql_;
   const dialect_kind dialect_;
   const advisory_key key_;
-  const std::vector<value> key_params_;
   const int kind_;
   const std::string description_;
 };

@@ -36,9 +36,9 @@ bool run_with_advisory_xact_lock(const database& db, const advisory_key& key,
   const auto& sql = advisory_statements(impl.dialect());
   if (options.keepalive < std::chrono::milliseconds(10) || options.keepalive > std::chrono::hours(1))
     throw invalid_argument("advisory_xact_options::keepalive must be between 10 ms and 1 hour");
-  const auto params = advisory_key_params(key);
   const int kind = advisory_key_index(key);
   const int mode = static_cast<int>(options.mode == advisory_mode::shared ? lock_mode::shared : lock_mode::exclusive);
+  const std::string what = "the transaction-level advisory lock " + key.to_string();
   const bool bounded = timeout.has_value();
   const bool no_wait = bounded && *timeout <= std::chrono::milliseconds::zero();
   const steady::time_point deadline = steady_deadline_after(bounded ? *timeout : std::chrono::milliseconds::zero());
@@ -48,19 +48,20 @@ bool run_with_advisory_xact_lock(const database& db, const advisory_key& key,
   pinned_session& s = *pin;
   std::unique_lock use(s.use);
   connection& c = **s.conn;
+  const auto params = advisory_lock_params(key, c);
 
   try {
     while (true) {
       c.exec_direct(impl.sql().begin);
       bool acquired = false;
       if (no_wait) {
-        acquired = pg_true(c.exec(sql.try_xact_lock[kind][mode], params).rows.at(0).at(0));
+        acquired = pg_true(own_session_or_refuse(c.exec(sql.try_xact_lock[kind][mode], params).rows.at(0).at(0), what));
       } else {
         // SET LOCAL: the setting ends with the transaction, whatever happens.
         c.exec(sql.set_local_lock_timeout,
                std::vector<value>{bounded ? lock_timeout_text(deadline - steady::now()) : "0"});
         try {
-          c.exec(sql.xact_lock[kind][mode], params);
+          own_session_or_refuse(c.exec(sql.xact_lock[kind][mode], params).rows.at(0).at(0), what);
           acquired = true;
         } catch (const backend_error& e) {
           // A lock granted in the instant the timeout fired belongs to this (now failed)
@@ -128,9 +129,10 @@ namespace sqllock::detail {
 bool advisory_xact_lock_in_caller_transaction(connection& conn, dialect_kind dialect, const advisory_key& key,
                                               advisory_mode mode, std::optional<steady::time_point> deadline) {
   const auto& sql = advisory_statements(dialect);
-  const auto params = advisory_key_params(key);
+  const auto params = advisory_lock_params(key, conn);
   const int kind = advisory_key_index(key);
   const int m = static_cast<int>(mode == advisory_mode::shared ? lock_mode::shared : lock_mode::exclusive);
+  const std::string what = "the transaction-level advisory lock " + key.to_string();
   // Outside a transaction the lock would end with the statement: refuse rather than pretend.
   try {
     conn.exec_direct(sql.savepoint);
@@ -145,8 +147,8 @@ bool advisory_xact_lock_in_caller_transaction(connection& conn, dialect_kind dia
   };
   if (!deadline) {
     try {
-      conn.exec(sql.xact_lock[kind][m], params);
-    } catch (const backend_error&) {
+      own_session_or_refuse(conn.exec(sql.xact_lock[kind][m], params).rows.at(0).at(0), what);
+    } catch (const error&) {
       leave_savepoint(true);  // the caller's transaction stays usable
       throw;
     }
@@ -154,14 +156,17 @@ bool advisory_xact_lock_in_caller_transaction(connection& conn, dialect_kind dia
     return true;
   }
   if (steady::now() >= *deadline) {
-    const bool acquired = pg_true(conn.exec(sql.try_xact_lock[kind][m], params).rows.at(0).at(0));
+    const field acquired = conn.exec(sql.try_xact_lock[kind][m], params).rows.at(0).at(0);
     leave_savepoint(false);
-    return acquired;
+    return pg_true(own_session_or_refuse(acquired, what));
   }
   const std::string previous = conn.exec(sql.current_lock_timeout, {}).rows.at(0).at(0).value_or("0");
   conn.exec(sql.set_local_lock_timeout, std::vector<value>{lock_timeout_text(*deadline - steady::now())});
   try {
-    conn.exec(sql.xact_lock[kind][m], params);
+    own_session_or_refuse(conn.exec(sql.xact_lock[kind][m], params).rows.at(0).at(0), what);
+  } catch (const not_supported&) {
+    leave_savepoint(true);
+    throw;
   } catch (const backend_error& e) {
     // Rolling back to the savepoint also undoes SET LOCAL and releases a lock granted just as
     // the timeout fired (it belongs to the aborted subtransaction).

@@ -72,6 +72,9 @@ struct pinned_session {
   // Guarded by `use`. The server may hold locks (or settings) the bookkeeping does not know of:
   // reset before the connection goes back to the pool.
   bool dirty = false;
+  // Guarded by `use`. A lock taken on it tagged the server session with conn's session_tag
+  // (session_lock_protocol::tags_session): each ping also checks that it reaches that session.
+  bool tagged = false;
 
   // Guarded by the registry's mutex.
   int users = 0;            // operations in progress on this session

@@ -16,6 +16,8 @@
 #include <algorithm>
 
 #include "core/pinned_session.hpp"
+
+#include "core/advisory_protocol.hpp"
 #include "dialect/session_lock_sql.hpp"
 
 namespace sqllock::detail {
@@ -160,7 +162,16 @@ void session_registry::pinger_loop(std::shared_ptr<registry_sync> sync) noexcept
     lock.unlock();
     bool alive = true;
     try {
-      (*s->conn)->exec_direct(statement);
+      if (s->tagged) {
+        // Behind a transaction-mode pooler the ping may reach another server session than the
+        // one that holds the locks: then they are out of this client's reach, as good as lost.
+        connection& c = **s->conn;
+        const auto r = c.exec(advisory_statements(impl_.dialect()).session_is_mine,
+                              std::vector<value>{c.session_tag});
+        alive = pg_true(r.rows.at(0).at(0));
+      } else {
+        (*s->conn)->exec_direct(statement);
+      }
     } catch (...) {
       // Only a broken connection means a dead session; any other error came from a live server.
       alive = !(*s->conn)->broken();

@@ -113,6 +113,7 @@ bool session_lock::acquire(lock_mode mode, std::optional<steady::time_point> dea
       throw;
     }
     if (!acquired) return false;
+    if (protocol_->tags_session()) pin->tagged = true;
     reg->add_holds(*pin, +1);
     record_acquired(*reg, owner, pin.get(), mode);
     return true;
@@ -182,6 +183,13 @@ void session_lock::release_as(const std::string& owner, lock_mode mode, bool clo
     use.unlock();
     run_callbacks(lost);
     throw not_held(lost_message);
+  } catch (const lock_lost&) {
+    // The server session that holds the level is out of reach (protocol_->release says why).
+    auto lost = reg->lose(*s);
+    drop_one(*reg, owner, *s, mode);
+    use.unlock();
+    run_callbacks(lost);
+    throw;
   } catch (const std::exception&) {
     if (closing) {
       // The object is going away: forget the level, and let the session be reset (all its

@@ -44,6 +44,10 @@ class session_lock_protocol {
   virtual bool release(connection& conn, lock_mode mode) = 0;
   // "advisory lock 'job' (key 123)", for messages.
   virtual const std::string& description() const noexcept = 0;
+  // True when acquire() tags the server session with the connection's session tag
+  // (dialect/session_lock_sql.hpp): the keepalive then also checks that its ping reaches the
+  // tagged server session, and declares the session lost when it does not.
+  virtual bool tags_session() const noexcept { return false; }
 };
 
 // Throws invalid_argument for an over-long owner key or a keepalive outside 10 ms–1 h.

@@ -8,24 +8,64 @@ namespace sqllock::detail {
 namespace {
 
 constexpr const char* kKeyArgs[2] = {"CAST($1 AS bigint)", "CAST($1 AS integer), CAST($2 AS integer)"};
+// The parameter after the key: the connection's session tag.
+constexpr const char* kTagArg[2] = {"$2", "$3"};
+// The server session's tag ('' when none was set), kept in a custom setting for the session.
+constexpr const char* kSessionTag = "COALESCE(current_setting('sqllock.session', true), '')";
 
 // pg_<prefix>advisory_<infix>lock[_shared](key…)
 std::string call(const std::string& prefix, const std::string& infix, int kind, int mode) {
   return "pg_" + prefix + "advisory_" + infix + (mode == 1 ? "_shared(" : "(") + kKeyArgs[kind] + ")";
 }
 
+// The key as pg_locks shows it: classid, objid (as bigint) and objsubid.
+constexpr const char* kKeyInPgLocks[2] = {
+    "CAST(classid AS bigint) = ((CAST($1 AS bigint) >> 32) & 4294967295)"
+    " AND CAST(objid AS bigint) = (CAST($1 AS bigint) & 4294967295) AND objsubid = 1",
+    "CAST(classid AS bigint) = (CAST($1 AS bigint) & 4294967295)"
+    " AND CAST(objid AS bigint) = (CAST($2 AS bigint) & 4294967295) AND objsubid = 2"};
+
+// `action` (text), unless the server session carries another connection's tag and holds an
+// advisory lock on this key — which would grant the key again, as a re-entry of that
+// connection's lock: then NULL, without acting. claim: also tags the server session as the
+// caller's (for the session). CASE evaluates its branches in order, so the lock function runs
+// only after the checks, and pg_locks is read only on a server session tagged by another
+// connection (never when connected directly).
+std::string guarded(const std::string& action, int kind, bool claim) {
+  std::string out = "SELECT CASE WHEN (CASE WHEN ";
+  out += kSessionTag;
+  out += " IN ('', CAST(";
+  out += kTagArg[kind];
+  out += " AS text)) THEN false ELSE EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory'"
+         " AND pid = pg_backend_pid() AND ";
+  out += kKeyInPgLocks[kind];
+  out += ") END) THEN NULL";
+  if (claim) {
+    out += " WHEN set_config('sqllock.session', CAST(";
+    out += kTagArg[kind];
+    out += " AS text), false) IS NULL THEN NULL";
+  }
+  out += " ELSE ";
+  out += action;
+  out += " END";
+  return out;
+}
+
 advisory_sql make_advisory_sql() {
   advisory_sql s;
   for (int kind = 0; kind < 2; ++kind) {
     for (int mode = 0; mode < 2; ++mode) {
-      s.try_lock[kind][mode] = "SELECT " + call("try_", "lock", kind, mode);
-      s.try_xact_lock[kind][mode] = "SELECT " + call("try_", "xact_lock", kind, mode);
-      // The lock functions return void; wrapping them gives every driver an ordinary row.
-      s.lock[kind][mode] = "SELECT 1 FROM (SELECT " + call("", "lock", kind, mode) + ") AS l";
-      s.xact_lock[kind][mode] = "SELECT 1 FROM (SELECT " + call("", "xact_lock", kind, mode) + ") AS l";
-      s.unlock[kind][mode] = "SELECT " + call("", "unlock", kind, mode);
+      s.try_lock[kind][mode] = guarded("CAST(" + call("try_", "lock", kind, mode) + " AS text)", kind, true);
+      s.try_xact_lock[kind][mode] = guarded("CAST(" + call("try_", "xact_lock", kind, mode) + " AS text)", kind, false);
+      // The lock functions return void, which reads as '' once cast to text.
+      s.lock[kind][mode] = guarded("CAST(" + call("", "lock", kind, mode) + " AS text)", kind, true);
+      s.xact_lock[kind][mode] = guarded("CAST(" + call("", "xact_lock", kind, mode) + " AS text)", kind, false);
+      // Releasing needs the caller's own tag: '' is another session, where the lock is not.
+      s.unlock[kind][mode] = "SELECT CASE WHEN " + std::string(kSessionTag) + " <> CAST(" + kTagArg[kind] +
+                             " AS text) THEN NULL ELSE CAST(" + call("", "unlock", kind, mode) + " AS text) END";
     }
   }
+  s.session_is_mine = "SELECT " + std::string(kSessionTag) + " = CAST($1 AS text)";
   // pg_locks shows a bigint key as (high half, low half, 1) and two integer keys as (first,
   // second, 2); advisory locks are per database, so the database column must match too.
   s.held =

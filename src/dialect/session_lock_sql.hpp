@@ -16,16 +16,33 @@ enum class lock_mode { exclusive = 0, shared = 1 };
 
 // PostgreSQL pg_advisory_* statements. The key is bound as $1 (bigint) or $1, $2 (integers);
 // any further parameter follows it.
+//
+// Server-session tags. A transaction-mode pooler (PgBouncer) lends each statement whichever
+// server session is free, and a session-level advisory lock stays with the server session, not
+// the client: another client that reaches that session is granted the lock as a re-entry
+// (docs/operations.md, "Running on HA setups and poolers"). So each connection has a random tag,
+// the lock statements tag the server session with it ('sqllock.session', a session setting), and
+// every lock statement first checks, in the same statement, whether the server session carries
+// another connection's tag and holds an advisory lock on the same key: then it returns NULL and
+// does nothing. Session-level statements also check on every keepalive ping that the server
+// session still carries their own tag. Directly connected, a connection's server session only
+// ever carries its own tag, and the checks cost nothing.
 struct advisory_sql {
-  // [key kind][mode]; each returns one row whose first field is "t" when the lock was taken.
+  // [key kind][mode], then the tag; one row, one field: "t" taken, "f" refused, NULL: the key is
+  // held on this server session by another connection. try_lock tags the session;
+  // try_xact_lock does not.
   std::string try_lock[2][2];       // pg_try_advisory_lock[_shared]
   std::string try_xact_lock[2][2];  // pg_try_advisory_xact_lock[_shared]
-  // [key kind][mode]; each waits (bounded by lock_timeout) and returns one row.
+  // [key kind][mode], then the tag; each waits (bounded by lock_timeout) and returns one row: ""
+  // once taken, NULL as above. lock tags the session.
   std::string lock[2][2];           // pg_advisory_lock[_shared]
   std::string xact_lock[2][2];      // pg_advisory_xact_lock[_shared]
-  // [key kind][mode]; one row whose first field is "t" when a level was released, "f" when this
-  // session did not hold the lock (the server also logs a warning then).
+  // [key kind][mode], then the tag; one row: "t" when a level was released, "f" when this
+  // session did not hold the lock (the server also logs a warning then), NULL when the server
+  // session does not carry the tag (the statement reached another server session).
   std::string unlock[2][2];
+  // $1 = the tag → one row: "t" when the server session carries it (the keepalive's check).
+  std::string session_is_mine;
   // $1 classid, $2 objid, $3 objsubid (1: bigint key, 2: two integers), $4 pg_locks mode →
   // one row, one field: how many granted advisory locks of this session and database match.
   std::string held;

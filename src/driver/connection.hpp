@@ -79,6 +79,10 @@ class connection {
 
   // This connection's notification support, or nullptr when the driver has none.
   virtual notification_source* notifications() noexcept { return nullptr; }
+
+  // A random tag the core gives this connection's server session when it keeps session-level
+  // locks there (dialect/session_lock_sql.hpp explains why); empty until then. Drivers ignore it.
+  std::string session_tag;
 };
 
 }  // namespace sqllock::detail
