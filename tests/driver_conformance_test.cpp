@@ -401,6 +401,25 @@ TEST_P(DriverConformance, AbandonInForkedChildLeavesParentSessionAlone) {
   EXPECT_EQ(scalar(exec("SELECT name FROM " + table_ + " WHERE id = $1", {std::int64_t{1}})), "after fork");
 }
 
+// A read-only server session (a primary that failover demoted but that still accepts
+// connections) fails every write with 25006; both PostgreSQL drivers report it and discard the
+// connection, so the pool connects anew through the URI (target_session_attrs=read-write).
+TEST(PostgresqlDrivers, AReadOnlySessionIsReportedAndDiscarded) {
+  const std::string uri = postgres_uri().value_or("");
+  SQLLOCK_REQUIRE_SERVER(uri);
+  for (const std::string prefix : {"", "soci+"}) {
+    auto conn = detail::open_connection(detail::parse_uri(prefix + uri), 5s);
+    conn->exec_direct("SET default_transaction_read_only = on");
+    try {
+      conn->exec("CREATE TEMPORARY TABLE read_only_probe (id integer)", {});
+      ADD_FAILURE() << prefix << ": a write succeeded on a read-only session";
+    } catch (const backend_error& e) {
+      EXPECT_EQ(e.sqlstate(), "25006") << prefix << e.what();
+    }
+    EXPECT_TRUE(conn->broken()) << prefix << ": the read-only connection would go back to the pool";
+  }
+}
+
 // As the owner: the drivers' tests create and drop their own tables.
 INSTANTIATE_TEST_SUITE_P(AllTargets, DriverConformance, ::testing::ValuesIn(as_owner(all_targets())),
                          [](const ::testing::TestParamInfo<target>& info) { return info.param.name; });

@@ -34,7 +34,13 @@ constexpr bool is_pg_statement_name_error(std::string_view sqlstate) noexcept {
   return sqlstate == "26000" || sqlstate == "42P05";
 }
 
-// What to append to such an error's message.
+// 25006 (read_only_sql_transaction): the server session is read-only, e.g. a primary demoted by
+// failover that still accepts connections. Such a connection can never take a lock again; the
+// drivers report the error and discard it, so the pool's next connection goes through the URI
+// again (libpq's target_session_attrs=read-write then finds the new primary).
+constexpr bool is_pg_read_only_error(std::string_view sqlstate) noexcept { return sqlstate == "25006"; }
+
+// What to append to a statement-name error's message.
 inline std::string pg_statement_name_hint() {
   return " (sqllock prepares each statement once per connection, but the server session this "
          "statement reached did not have it, or had it already: the connection goes through a "

@@ -5,6 +5,7 @@
 
 #include <pqxx/except>
 
+#include "driver/pg_statements.hpp"
 #include "driver/server_error.hpp"
 #include "sqllock/error.hpp"
 
@@ -21,6 +22,7 @@ namespace {
                          const char* message, std::string sqlstate) {
   // After any error, a connection that is no longer open is broken whatever pqxx called it.
   if (!conn.is_open()) fail_broken(display, broken, pqxx_message(message));
+  if (is_pg_read_only_error(sqlstate)) broken = true;  // a demoted primary: never reuse it
   const bool permission = is_postgresql_permission_error(sqlstate);
   throw_server_error(pqxx_message(message), std::move(sqlstate), 0, permission);
 }

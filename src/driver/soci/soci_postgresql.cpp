@@ -182,6 +182,7 @@ class postgresql_backend final : public soci_backend {
     f.connection_lost = session_ended || PQstatus(native()) != CONNECTION_OK ||
                         e.get_error_category() == soci::soci_error::connection_error;
     f.permission_denied = is_postgresql_permission_error(f.sqlstate);
+    if (is_pg_read_only_error(f.sqlstate)) f.discard = true;  // a demoted primary: never reuse it
     if (prepare_ && !f.connection_lost && is_pg_statement_name_error(f.sqlstate)) {
       f.message += pg_statement_name_hint();
       f.discard = true;  // the cache's record of what this session prepared is wrong
