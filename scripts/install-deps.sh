@@ -46,6 +46,13 @@ if [[ "$with_servers" != 0 ]]; then
   # Servers for the tests (postgresql-15 brings initdb/pg_ctl/psql under
   # /usr/lib/postgresql/15/bin) and python3-yaml, which validates docker-compose.yml.
   packages+=(postgresql-15 mariadb-server mariadb-client python3-yaml)
+  # PgBouncer, which test-servers.sh puts in front of the private PostgreSQL (pooler tests).
+  packages+=(pgbouncer)
+  # The high-availability setups of scripts/ha-servers.sh: pg_auto_failover (its pg_autoctl and
+  # the monitor's extension for PostgreSQL 15) for failover tests, and a three-node MariaDB
+  # Galera cluster (galera-4 is the wsrep provider; new nodes copy their data by rsync SST, whose
+  # script needs rsync and iproute2's `ss`; mariadb-backup is the other SST method's tool).
+  packages+=(pg-auto-failover-cli postgresql-15-auto-failover galera-4 mariadb-backup rsync iproute2)
   # The fuzz targets the test command runs (fuzz/, scripts/fuzz.sh) need clang and its libFuzzer
   # runtime (libclang_rt.fuzzer), which Debian ships in libclang-rt-14-dev.
   packages+=(clang-14 libclang-rt-14-dev)
