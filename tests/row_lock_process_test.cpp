@@ -122,6 +122,10 @@ TEST_P(RowLockProcessTest, TwoProcessesTakeNeverSeenNamesInTurnWithoutDeadlock) 
 
 INSTANTIATE_TEST_SUITE_P(ServerTargets, RowLockProcessTest, ::testing::ValuesIn(server_targets()),
                          [](const auto& info) { return info.param.name; });
+// The same contracts through PgBouncer in transaction mode (?prepare=off), on both PostgreSQL
+// drivers: statement-sized locks work behind a transaction-mode pooler.
+INSTANTIATE_TEST_SUITE_P(Pgbouncer, RowLockProcessTest, ::testing::ValuesIn(pgbouncer_targets()),
+                         [](const auto& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace sqllock::test

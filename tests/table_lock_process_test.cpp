@@ -80,6 +80,10 @@ TEST_P(TableLockProcessTest, AKilledHoldersLockIsFreeAfterItsTtl) {
 
 INSTANTIATE_TEST_SUITE_P(AllTargets, TableLockProcessTest, ::testing::ValuesIn(all_targets()),
                          [](const auto& info) { return info.param.name; });
+// The same contracts through PgBouncer in transaction mode (?prepare=off), on both PostgreSQL
+// drivers: statement-sized locks work behind a transaction-mode pooler.
+INSTANTIATE_TEST_SUITE_P(Pgbouncer, TableLockProcessTest, ::testing::ValuesIn(pgbouncer_targets()),
+                         [](const auto& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace sqllock::test

@@ -88,6 +88,24 @@ std::vector<target> all_targets() {
   };
 }
 
+std::string with_query(const std::string& uri, const std::string& item) {
+  if (uri.empty()) return uri;
+  return uri + (uri.find('?') == std::string::npos ? "?" : "&") + item;
+}
+
+std::vector<target> pgbouncer_targets() {
+  const std::string owner = with_query(lookup("SQLLOCK_TEST_PGBOUNCER_OWNER_URI").value_or(""), "prepare=off");
+  const std::string runtime =
+      owner.empty() ? "" : with_query(lookup("SQLLOCK_TEST_PGBOUNCER_URI").value_or(""), "prepare=off");
+  const auto soci = [](const std::string& uri) { return uri.empty() ? uri : "soci+" + uri; };
+  std::vector<target> out = {
+      {"pgbouncer_pqxx", runtime, dialect_kind::postgresql, owner},
+      {"pgbouncer_soci", soci(runtime), dialect_kind::postgresql, soci(owner)},
+  };
+  for (auto& t : out) t.transaction_pooler = true;
+  return out;
+}
+
 std::vector<target> server_targets() {
   auto all = all_targets();
   std::erase_if(all, [](const target& t) { return t.dialect == dialect_kind::sqlite; });

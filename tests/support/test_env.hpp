@@ -50,6 +50,9 @@ struct target {
   std::string owner_uri;
   // True when uri is a least-privilege role distinct from owner_uri.
   bool least_privilege() const { return uri != owner_uri; }
+  // The URIs reach the server through a transaction-mode pooler (PgBouncer): a session-level
+  // lock is refused there, and no notification arrives.
+  bool transaction_pooler = false;
 };
 
 // gtest prints a target by its name.
@@ -61,6 +64,14 @@ std::vector<target> all_targets();
 // The pairs with a database server (all but SQLite): for suites about sessions, server-side
 // kills and restarts.
 std::vector<target> server_targets();
+
+// PostgreSQL through the PgBouncer (pool_mode = transaction, two server connections) that
+// scripts/test-servers.sh starts in front of the test server, with ?prepare=off, on both
+// PostgreSQL drivers: pgbouncer_pqxx and pgbouncer_soci. Empty URIs when no PgBouncer runs.
+std::vector<target> pgbouncer_targets();
+
+// `uri` with the query item `item` ("key=value") appended; empty stays empty.
+std::string with_query(const std::string& uri, const std::string& item);
 
 // `targets` with uri set to owner_uri: for suites whose subject needs the owner's rights
 // (migrations, drivers' DDL, new databases).
