@@ -32,6 +32,13 @@
 // named_lock objects with one name in one thread re-enter rather than deadlock. count() is the
 // number of levels the calling owner took through *this* object and has not released.
 //
+// Galera: on a MariaDB Galera cluster (or Percona XtraDB Cluster) GET_LOCK locks only on the node
+// that runs it — another node grants the same name at once — so the lock operations throw
+// not_supported when the server is a node of a cluster of more than one node. Use table_lock there,
+// which is safe on Galera, or add ?galera=pinned to the URI if every client of these locks connects
+// to the same node. The handle asks the server once, on its first named or row lock (two SHOW
+// statements; a server without Galera answers the first); with ?galera=pinned it never asks.
+//
 // named_lock is TimedLockable (std::unique_lock, std::scoped_lock, std::lock_guard work). There is
 // no shared mode. Thread-safety: one object may be used from many threads; each thread is its own
 // owner unless options.owner is set. Contention and timeouts return false; failures throw.
@@ -73,9 +80,10 @@ class SQLLOCK_API named_lock {
   named_lock(const named_lock&) = delete;
   named_lock& operator=(const named_lock&) = delete;
 
-  // Blocks until acquired. Throws connection_error (the session died; nothing is held) or
+  // Blocks until acquired. Throws connection_error (the session died; nothing is held),
   // backend_error (GET_LOCK returned NULL — the wait was killed — or the server found a deadlock
-  // between user locks).
+  // between user locks) or not_supported (a multi-node Galera cluster, see above; also from the
+  // try_lock forms).
   void lock();
   // One attempt without waiting: GET_LOCK(name, 0). False when another session holds it.
   bool try_lock();

@@ -22,6 +22,15 @@
 // Not re-entrant: locking a name the calling thread already holds through with_row_lock on the
 // same handle throws invalid_argument (the inner call would wait for the outer one forever).
 // Waiting on MySQL/MariaDB counts whole seconds: a timeout is rounded up to the next second.
+//
+// Galera: on a MariaDB Galera cluster (or Percona XtraDB Cluster) FOR UPDATE locks only on the node
+// that runs it — a transaction on another node locks the same row at once — so row locks throw
+// not_supported when the server is a node of a cluster of more than one node. Use table_lock there,
+// which is safe on Galera. If every client of the row locks connects to the same node, say so: add
+// ?galera=pinned to the URI (with_row_lock), or call set_caller_row_locks_galera_pinned(true) (the
+// adapters' lock_row). A handle asks the server once, on its first named or row lock; the adapters
+// ask once a minute per application connection (two SHOW statements; a server without Galera
+// answers the first). PostgreSQL is never asked.
 #pragma once
 
 #include "sqllock/export.hpp"
@@ -106,8 +115,15 @@ class SQLLOCK_API row_lock_tx {
 };
 
 // True when `db`'s dialect has row locks (PostgreSQL, MySQL/MariaDB); false for SQLite, where every
-// function below throws not_supported.
+// function below throws not_supported. (True on a Galera cluster too, where the functions below
+// throw not_supported unless the URI has ?galera=pinned: telling would need a round trip.)
 SQLLOCK_API bool supports_row_locks(const database& db) noexcept;
+
+// For the adapters' lock_row (sqllock/adapters/mysql.hpp, soci.hpp), which have no URI to carry
+// ?galera=pinned: true declares, for the whole process, that every client of these row locks
+// connects to the same Galera node, so lock_row no longer refuses a multi-node Galera cluster (nor
+// asks whether the server is one); false (the default) refuses it there. Thread-safe.
+SQLLOCK_API void set_caller_row_locks_galera_pinned(bool pinned) noexcept;
 
 namespace detail {
 
@@ -136,10 +152,11 @@ auto row_lock_attempt(const database& db, std::string_view name, row_wait_kind w
 // and commits; the lock ends with the commit. If body throws, rolls back (undoing body's writes,
 // releasing the lock) and rethrows. Returns what body returns.
 // Throws invalid_argument for a bad name or a name the calling thread already holds; not_supported
-// on SQLite; schema_error when migration 2 has not run; connection_error when the connection
-// breaks before or while body runs (nothing was committed); outcome_unknown when it breaks during
-// COMMIT; backend_error when the server refuses, including a deadlock (the message says so;
-// nothing was committed — retry the whole call). Thread-safe: each call uses its own connection.
+// on SQLite and on a multi-node Galera cluster (see the top of this file); schema_error when
+// migration 2 has not run; connection_error when the connection breaks before or while body runs
+// (nothing was committed); outcome_unknown when it breaks during COMMIT; backend_error when the
+// server refuses, including a deadlock (the message says so; nothing was committed — retry the
+// whole call). Thread-safe: each call uses its own connection.
 template <class F>
 detail::row_lock_result_t<F> with_row_lock(const database& db, std::string_view name, F&& body) {
   if constexpr (std::is_void_v<detail::row_lock_result_t<F>>) {

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/galera_guard.hpp"
 #include "core/lease_registry.hpp"
 #include "core/uri.hpp"
 #include "core/wakeup_hub.hpp"
@@ -63,6 +64,10 @@ class database_impl {
   // Release notifications for lock waiters (see wakeup_hub.hpp); per process, like registry().
   wakeup_hub& wakeups();
 
+  // Whether the server is a node of a multi-node Galera cluster, asked on the handle's first named
+  // or row lock operation and kept for its life (core/galera_guard.hpp). Thread-safe.
+  galera_verdict_cache& galera() noexcept { return galera_; }
+
  private:
   friend class pooled_connection;
   void give_back(std::unique_ptr<connection> conn) noexcept;
@@ -77,6 +82,7 @@ class database_impl {
   pid_t pid_;
   std::unique_ptr<wakeup_hub> wakeups_;       // created with the first wait
   std::unique_ptr<lease_registry> registry_;  // created with the first lock
+  galera_verdict_cache galera_;
 };
 
 struct database_access {

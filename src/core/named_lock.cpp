@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/database_impl.hpp"
+#include "core/galera_guard.hpp"
 #include "core/lock_name.hpp"
 #include "core/session_lock.hpp"
 #include "core/sha256.hpp"
@@ -30,10 +31,18 @@ std::string seconds_text(steady::duration d) {
 
 class named_protocol final : public session_lock_protocol {
  public:
-  named_protocol(dialect_kind dialect, std::string server_name, std::string description)
-      : sql_(named_lock_statements(dialect)), server_name_(std::move(server_name)), description_(std::move(description)) {}
+  // `impl` outlives the protocol: the session_lock that owns it keeps a handle of it.
+  named_protocol(database_impl& impl, std::string name, std::string server_name, std::string description)
+      : impl_(impl),
+        sql_(named_lock_statements(impl.dialect())),
+        name_(std::move(name)),
+        server_name_(std::move(server_name)),
+        description_(std::move(description)) {}
 
   bool acquire(connection& conn, lock_mode, std::optional<steady::time_point> deadline, attempt& state) override {
+    // GET_LOCK is node-local on Galera: refused on a multi-node cluster unless the URI says every
+    // client uses one node. Asked on the handle's first lock only, on this session; it never waits.
+    refuse_on_galera(impl_, conn, node_local_lock::get_lock, name_);
     // A free lock costs one round trip, and the first statement never waits (see attempt).
     if (get_lock(conn, "0")) return true;
     state.answered = true;
@@ -72,7 +81,9 @@ class named_protocol final : public session_lock_protocol {
   const std::string& description() const noexcept override { return description_; }
 
  private:
+  database_impl& impl_;
   const named_lock_sql& sql_;
+  const std::string name_;
   const std::string server_name_;
   const std::string description_;
 };
@@ -87,9 +98,10 @@ std::string named_lock_server_name(std::string_view name) {
 
 named_lock::named_lock(const database& db, std::string_view name, named_lock_options options)
     : name_(name), server_name_(named_lock_server_name(name)) {
-  const dialect_kind dialect = detail::database_access::impl(db).dialect();
   state_ = std::make_unique<detail::session_lock>(
-      db, std::make_unique<detail::named_protocol>(dialect, server_name_, "named lock '" + name_ + "'"),
+      db,
+      std::make_unique<detail::named_protocol>(detail::database_access::impl(db), name_, server_name_,
+                                               "named lock '" + name_ + "'"),
       std::move(options));
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/database_impl.hpp"
+#include "core/galera_guard.hpp"
 #include "core/row_lock_core.hpp"
 #include "core/sql_text.hpp"
 #include "sqllock/error.hpp"
@@ -83,6 +84,9 @@ bool run_row_locked(const database& db, std::string_view name, row_wait_kind wai
   reentry_guard guard(&impl, resource);
 
   auto conn = impl.borrow();  // pinned until the transaction ends
+  // FOR UPDATE is node-local on Galera: refused on a multi-node cluster unless the URI says every
+  // client uses one node. Asked on the handle's first named or row lock only.
+  refuse_on_galera(impl, *conn, node_local_lock::for_update, resource);
   if (!begin_row_locked(*conn, impl.sql(), *sql, resource, {wait, deadline})) return false;
   row_lock_tx tx = row_lock_tx_access::make(*conn, resource, *sql);
   try {
@@ -106,10 +110,13 @@ bool run_row_locked(const database& db, std::string_view name, row_wait_kind wai
 }
 
 bool lock_row_in_caller_transaction(connection& conn, dialect_kind dialect, std::string_view table,
-                                    std::string_view name, const row_wait& wait) {
+                                    std::string_view name, const row_wait& wait, const caller_connection& caller) {
   validate_table_name(table);
   const auto sql = row_lock_statements(dialect, std::string(table));
   check_row_lock_request(*sql, name);
+  // As in run_row_locked, but without a handle: verdicts are cached per application connection.
+  // The SHOW statements read no table, so they fix no REPEATABLE READ snapshot before the lock.
+  refuse_on_galera(conn, dialect, caller, name);
   return lock_in_transaction(conn, *sql, std::string(name), wait);
 }
 
@@ -143,6 +150,8 @@ sql_result row_lock_tx::exec(std::string_view sql, std::span<const sql_value> pa
     throw;
   }
 }
+
+void set_caller_row_locks_galera_pinned(bool pinned) noexcept { detail::set_caller_galera_pinned(pinned); }
 
 bool supports_row_locks(const database& db) noexcept {
   try {

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/galera_guard.hpp"
 #include "dialect/dialect.hpp"
 #include "dialect/row_lock_sql.hpp"
 #include "driver/connection.hpp"
@@ -48,11 +49,14 @@ bool begin_row_locked(connection& conn, const dialect_sql& dialect, const row_lo
 // connection broke.
 bool lock_in_transaction(connection& conn, const row_lock_sql& sql, const std::string& name, const row_wait& wait);
 
-// The adapters' entry point: checks `table` (as database_options::table) and `name`, then
-// lock_in_transaction on the caller's connection. Throws like lock_in_transaction, plus
-// invalid_argument for a bad table name and not_supported for SQLite.
+// The adapters' entry point: checks `table` (as database_options::table) and `name`, refuses a
+// multi-node Galera cluster (galera_guard.hpp; `caller` keys its cache), then lock_in_transaction
+// on the caller's connection (PostgreSQL is never asked, so its adapter passes no `caller`).
+// Throws like lock_in_transaction, plus invalid_argument for a bad table name and not_supported for
+// SQLite and for a Galera cluster.
 bool lock_row_in_caller_transaction(connection& conn, dialect_kind dialect, std::string_view table,
-                                    std::string_view name, const row_wait& wait);
+                                    std::string_view name, const row_wait& wait,
+                                    const caller_connection& caller = {});
 
 // The message for a deadlock reported while locking `name`: what was rolled back and that the
 // caller should retry.

@@ -38,10 +38,11 @@ SQLLOCK_API bool mysql_lock_row(sql::Connection* conn, std::string_view name, ro
 
 // Locks the row of `name` (in "<table>_rows", creating it on first use) in conn's current
 // transaction, waiting as long as needed; the lock lasts until conn commits or rolls back. Throws
-// invalid_argument for a bad name or table, a null conn, or autocommit on; schema_error when
-// migration 2 has not run on `table`; backend_error for a deadlock (the server rolled back the
-// whole transaction — retry it) or another server error; connection_error when the connection
-// broke.
+// invalid_argument for a bad name or table, a null conn, or autocommit on; not_supported on a
+// multi-node Galera cluster unless set_caller_row_locks_galera_pinned(true) was called (see
+// sqllock/row_lock.hpp: FOR UPDATE is node-local there); schema_error when migration 2 has not
+// run on `table`; backend_error for a deadlock (the server rolled back the whole transaction —
+// retry it) or another server error; connection_error when the connection broke.
 inline void lock_row(sql::Connection* conn, std::string_view name, std::string_view table = default_lock_table) {
   detail::mysql_lock_row(conn, name, detail::row_wait_kind::block, {}, table);
 }

@@ -39,7 +39,8 @@ SQLLOCK_API bool soci_lock_row(soci::session& session, std::string_view name, ro
 // Locks the row of `name` (in "<table>_rows", creating it on first use) in the session's current
 // transaction, waiting as long as needed; the lock lasts until that transaction ends. Throws
 // invalid_argument for a bad name or table, or when no transaction is open; not_supported for
-// backends other than postgresql and mysql; schema_error when migration 2 has not run on `table`;
+// backends other than postgresql and mysql, and on a multi-node Galera cluster unless
+// set_caller_row_locks_galera_pinned(true) was called (see sqllock/row_lock.hpp); schema_error when migration 2 has not run on `table`;
 // backend_error for a deadlock (the message says what was rolled back; on MySQL that is the whole
 // transaction — retry it) or another server error; connection_error when the connection broke.
 inline void lock_row(soci::session& session, std::string_view name, std::string_view table = default_lock_table) {

@@ -21,6 +21,13 @@ SQLLOCK_SOCI_DOWNCAST bool mysql_in_transaction(soci::session& session) {
          ((conn->server_status & SERVER_STATUS_IN_TRANS) != 0 || (conn->server_status & SERVER_STATUS_AUTOCOMMIT) == 0);
 }
 
+// The server's id of a MySQL session (mysql_thread_id: from the handshake, no round trip), which
+// keys the Galera verdict cache together with the session object (core/galera_guard.hpp).
+SQLLOCK_SOCI_DOWNCAST std::uint64_t mysql_session_id(soci::session& session) {
+  MYSQL* conn = static_cast<soci::mysql_session_backend*>(session.get_backend())->conn_;
+  return conn != nullptr ? static_cast<std::uint64_t>(mysql_thread_id(conn)) : 0;
+}
+
 }  // namespace
 
 bool soci_lock_row(soci::session& session, std::string_view name, row_wait_kind wait,
@@ -29,6 +36,8 @@ bool soci_lock_row(soci::session& session, std::string_view name, row_wait_kind 
   const std::string backend = session.get_backend_name();
   std::unique_ptr<soci_backend> wrapped;
   dialect_kind dialect;
+  constexpr std::string_view kWhat = "the application's SOCI session";
+  caller_connection caller{&session, 0, kWhat};
   if (backend == "postgresql") {
     dialect = dialect_kind::postgresql;
     wrapped = borrow_soci_postgresql(session);
@@ -38,14 +47,15 @@ bool soci_lock_row(soci::session& session, std::string_view name, row_wait_kind 
       throw invalid_argument("a row lock needs a transaction, but the soci::session is in autocommit mode, where "
                              "FOR UPDATE ends with its own statement; open a soci::transaction first");
     }
+    caller.server_session = mysql_session_id(session);
     wrapped = borrow_soci_mysql(session);
   } else {
     throw not_supported("row locks (SELECT … FOR UPDATE) need PostgreSQL or MySQL/MariaDB; this soci::session "
                         "uses the '" + backend + "' backend" +
                         (backend == "sqlite3" ? " (SQLite locks whole databases, not rows: use table_lock)" : ""));
   }
-  soci_connection conn(std::move(wrapped), "the application's SOCI session");
-  return lock_row_in_caller_transaction(conn, dialect, table, name, {wait, deadline});
+  soci_connection conn(std::move(wrapped), std::string(kWhat));
+  return lock_row_in_caller_transaction(conn, dialect, table, name, {wait, deadline}, caller);
 }
 
 }  // namespace sqllock::detail
