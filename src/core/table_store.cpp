@@ -2,6 +2,10 @@
 
 #include <unistd.h>
 
+#include <optional>
+#include <thread>
+
+#include "core/backoff.hpp"
 #include "core/field_value.hpp"
 #include "core/identity.hpp"
 #include "sqllock/error.hpp"
@@ -13,8 +17,16 @@ result table_store::run(const std::string& sql, std::span<const value> params) {
   // same key (their gap locks). Every statement here runs alone in autocommit, and a victim's
   // statement is rolled back whole, so running it again is safe; giving up would leave a lock its
   // owner tried to release held and renewed.
+  // On Galera the same error (1213) is a certification conflict with another node's statement —
+  // acquires on every node update the one fence-counter row — so the retries back off a little,
+  // at random, to let the other node's write through.
   constexpr int kDeadlockAttempts = 4;
+  std::optional<backoff> pause;  // made on the first retry: seeding it costs a system call
   for (int attempt = 1;; ++attempt) {
+    if (attempt > 1) {
+      if (!pause) pause.emplace(std::chrono::milliseconds(2), std::chrono::milliseconds(16));
+      std::this_thread::sleep_for(pause->next());
+    }
     try {
       return conn_.exec(sql, params);
     } catch (const outcome_unknown&) {
@@ -41,7 +53,16 @@ std::optional<acquired> table_store::acquire(const acquire_request& r) {
                           current_thread_text(),
                           std::int64_t{r.lease.count()},
                           std::int64_t{r.auto_renew ? 1 : 0}};
-  const auto res = run(sql_.acquire, params);
+  result res;
+  try {
+    res = run(sql_.acquire, params);
+  } catch (const backend_error& e) {
+    // A deadlock victim even after the retries (on Galera: certification conflicts with other
+    // nodes' acquires): the statement was rolled back whole, so nothing is held. That is
+    // contention, like a refusal: lock() tries again, try_lock() returns false.
+    if (classify(sql_.kind, e) != error_kind::deadlock) throw;
+    return std::nullopt;
+  }
   if (!sql_.acquire_reads_back) {
     if (res.rows.empty()) return std::nullopt;
     return acquired{field_int64(res.rows[0].at(0), "count"), field_int64(res.rows[0].at(1), "fence")};
