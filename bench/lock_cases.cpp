@@ -16,9 +16,10 @@ namespace {
 
 using steady = std::chrono::steady_clock;
 
-// Each thread locks its own key: the cost of the lock itself, not of waiting.
-void cycles(benchmark::State& state, const lock_kind& kind, dialect_kind d, int threads) {
-  const database db = open_target(d);
+// Each thread locks its own key: the cost of the lock itself, not of waiting. `query` is added to
+// the URI ("prepare=off": unnamed statements, as behind a transaction-mode pooler).
+void cycles(benchmark::State& state, const lock_kind& kind, dialect_kind d, int threads, const std::string& query = "") {
+  const database db = open_target(d, "distributed_lock", 8, query);
   std::vector<std::unique_ptr<locker>> lockers;
   for (int t = 0; t < threads; ++t)
     lockers.push_back(kind.make(db, "bench-cycle-" + std::to_string(t), ""));
@@ -110,6 +111,13 @@ void handoff(benchmark::State& state, const lock_kind& kind, dialect_kind d) {
       if (kind.reentrant)
         add_case(prefix + "reentrant", [&kind, d](benchmark::State& s) { reentrant(s, kind, d); });
       add_case(prefix + "handoff_8", [&kind, d](benchmark::State& s) { handoff(s, kind, d); });
+      // PostgreSQL with ?prepare=off, the setting for PgBouncer in transaction mode: every
+      // statement unnamed (Parse/Bind/Execute each time) against the prepared default.
+      if (d == dialect_kind::postgresql && (kind.name == "table" || kind.name == "advisory")) {
+        for (const int threads : {1, 8})
+          add_case("sqllock." + kind.name + ".pg_unnamed.cycle_t" + std::to_string(threads),
+                   [&kind, d, threads](benchmark::State& s) { cycles(s, kind, d, threads, "prepare=off"); });
+      }
     }
   }
   return true;

@@ -67,9 +67,13 @@ void advisory_cycles(benchmark::State& state, int threads) {
   report(state, run_cycles(threads, phase_seconds(), [&](int t) {
     auto& c = *clients[static_cast<std::size_t>(t)];
     const std::int64_t key = advisory_key::from_name("raw-cycle-" + std::to_string(t)).value();
+    // The statements' second parameter is the connection's server-session tag
+    // (dialect/session_lock_sql.hpp); one per client, as sqllock keeps one per connection.
+    const std::string tag = "raw-client-" + std::to_string(t);
     pqxx::nontransaction tx(c.conn);
-    if (!c.run(tx, "try_lock", {key})[0][0].as<bool>()) throw std::runtime_error("raw advisory lock refused");
-    c.run(tx, "unlock", {key});
+    if (c.run(tx, "try_lock", {key, tag})[0][0].as<std::string>() != "true")
+      throw std::runtime_error("raw advisory lock refused");
+    c.run(tx, "unlock", {key, tag});
   }));
 }
 

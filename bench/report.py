@@ -196,6 +196,18 @@ for kind, db in kinds:
           f"{ms(val(r, 'p50_us'))} | {ms(val(r, 'p99_us'))} | **{f2(q)}** | "
           f"{f0(val(s, 'client_cpu_us'))} / {f0(val(r, 'client_cpu_us'))} |")
 w("")
+w("PostgreSQL with `?prepare=off` (unnamed statements: the setting for PgBouncer in transaction "
+  "mode) against the prepared default and the same SQL raw (prepared):")
+w("")
+w("| lock | threads | prepared cycles/s | unnamed cycles/s | p50 ms | **unnamed ÷ prepared** | **unnamed ÷ raw** |")
+w("|---|---|---|---|---|---|---|")
+for kind in ("table", "advisory"):
+    for t in (1, 8):
+        p, u = val(f"sqllock.{kind}.pg.cycle_t{t}", "cycles_per_s"), val(f"sqllock.{kind}.pg_unnamed.cycle_t{t}", "cycles_per_s")
+        raw = val(f"raw.{kind}.pg.cycle_t{t}", "cycles_per_s")
+        w(f"| {kind} | {t} | {f0(p)} | {f0(u)} | {ms(val(f'sqllock.{kind}.pg_unnamed.cycle_t{t}', 'p50_us'))} | "
+          f"**{f2(ratio(u, p))}** | **{f2(ratio(u, raw))}** |")
+w("")
 w("External baselines, the same statements outside this process: pgbench `-M prepared` (p50/p99 from "
   "its per-transaction log) and the `mariadb` command-line client (server-side `PREPARE` + `EXECUTE`, "
   "one process per client, cycles/s from wall time including its start-up; the MariaDB read-back "

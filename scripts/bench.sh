@@ -102,6 +102,16 @@ for pair in table.pg table.mariadb table.sqlite advisory.pg named.mariadb row.pg
     done
   done
 done
+# ?prepare=off (unnamed statements, for PgBouncer in transaction mode): sqllock only, beside the
+# prepared runs above.
+for pair in table.pg_unnamed advisory.pg_unnamed; do
+  for t in 1 8; do
+    for round in 1 2; do
+      "$bench" --benchmark_filter="^sqllock\.$pair\.cycle_t$t/" \
+        --benchmark_out="$work/cycles/sqllock.$pair.t$t.$round.json" --benchmark_out_format=json >&2
+    done
+  done
+done
 for round in 1 2; do
   "$bench" --benchmark_filter='^peer\.redis' --benchmark_out="$work/cycles/redis.$round.json" \
     --benchmark_out_format=json >&2

@@ -32,7 +32,7 @@ std::optional<std::string> target_uri(dialect_kind dialect) {
   return uris[dialect] = server;
 }
 
-database open_target(dialect_kind dialect, const std::string& table, std::size_t pool_size) {
+database open_target(dialect_kind dialect, const std::string& table, std::size_t pool_size, const std::string& query) {
   const auto uri = target_uri(dialect);
   if (!uri)
     throw std::runtime_error(std::string("no ") + std::string(to_string(dialect)) +
@@ -40,7 +40,7 @@ database open_target(dialect_kind dialect, const std::string& table, std::size_t
   database_options options;
   options.table = table;
   options.pool_size = pool_size;
-  database db(*uri, options);
+  database db(query.empty() ? *uri : test::with_query(*uri, query), options);
   migrate(db);
   return db;
 }
