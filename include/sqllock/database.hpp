@@ -9,6 +9,17 @@
 //   sqlite:relative/path/locks.db           SQLite, path relative to the working directory
 //   soci+postgresql://…, soci+mysql://…     PostgreSQL / MySQL through SOCI
 //
+// PostgreSQL URIs go to libpq as written, so every libpq parameter works, and so does the
+// multi-host form for failover: postgresql://h1:5432,h2:5432/db?target_session_attrs=read-write.
+// sqllock's own query parameters (removed before the URI reaches the client library):
+//   ?prepare=off    (PostgreSQL) run every statement unnamed and poll instead of LISTEN: the
+//                   setting for PgBouncer in transaction mode. Default on: each statement is
+//                   prepared once per connection under a name derived from its text.
+//   ?galera=pinned  (MySQL/MariaDB) allow named_lock and row locks on a multi-node Galera
+//                   cluster, where they are refused by default: only when every client of these
+//                   locks connects to the same node.
+// See "Running on HA setups and poolers" in docs/operations.md.
+//
 // A handle is cheap to copy (copies share one connection pool) and safe to use from many
 // threads at once. It owns a small pool of connections: statement-sized operations borrow one
 // for a single statement, session-scoped locks pin one for as long as they are held.
