@@ -28,7 +28,7 @@ enum class lock_mode { exclusive = 0, shared = 1 };
 // session still carries their own tag. Directly connected, a connection's server session only
 // ever carries its own tag, and the checks cost nothing.
 struct advisory_sql {
-  // [key kind][mode], then the tag; one row, one field: "t" taken, "f" refused, NULL: the key is
+  // [key kind][mode], then the tag; one row, one field: "true" taken, "false" refused, NULL: the key is
   // held on this server session by another connection. try_lock tags the session;
   // try_xact_lock does not.
   std::string try_lock[2][2];       // pg_try_advisory_lock[_shared]
@@ -37,7 +37,7 @@ struct advisory_sql {
   // once taken, NULL as above. lock tags the session.
   std::string lock[2][2];           // pg_advisory_lock[_shared]
   std::string xact_lock[2][2];      // pg_advisory_xact_lock[_shared]
-  // [key kind][mode], then the tag; one row: "t" when a level was released, "f" when this
+  // [key kind][mode], then the tag; one row: "true" when a level was released, "false" when this
   // session did not hold the lock (the server also logs a warning then), NULL when the server
   // session does not carry the tag (the statement reached another server session).
   std::string unlock[2][2];
