@@ -6,7 +6,8 @@
 #      make it, with -Werror; the ctest fixture starts private PostgreSQL and MariaDB servers, and
 #      tests needing a missing server fail (not skip)
 #   3. the same with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/ (a Debug build,
-#      -Werror; SQLLOCK_ASAN_BUILD_DIR; SQLLOCK_TEST_ASAN=0 leaves this out for a quicker local run)
+#      -Werror; SQLLOCK_ASAN_BUILD_DIR; SQLLOCK_TEST_ASAN=0 leaves this out for a quicker local run),
+#      without the tests labelled ha (pg_auto_failover and Galera clusters), which run in step 2
 #   4. the library, programs and examples in RelWithDebInfo, MinSizeRel and plain Debug, with
 #      -Werror: every build type is warning-clean (SQLLOCK_TEST_BUILD_TYPES=0 leaves it out)
 #   5. scripts/fuzz.sh: each libFuzzer target of fuzz/ for 20 s (SQLLOCK_TEST_FUZZ=0 leaves it out)
@@ -63,7 +64,9 @@ suite() {
   step "$name: ctest"
   # Most tests wait on servers, timers or child processes, not the CPU: run three at a time.
   # Tests that restart a server are marked RUN_SERIAL and run alone.
-  ctest --test-dir "$dir" --output-on-failure --no-tests=error --parallel "${CTEST_PARALLEL_LEVEL:-3}" 2>&1 |
+  # shellcheck disable=SC2086  # SUITE_CTEST_ARGS is a list of ctest options
+  ctest --test-dir "$dir" --output-on-failure --no-tests=error --parallel "${CTEST_PARALLEL_LEVEL:-3}" \
+    ${SUITE_CTEST_ARGS:-} 2>&1 |
     tee "$dir/ctest.log" || rc=$?
   if ! count "$dir/ctest.log"; then
     failures+=("$name: ctest printed no summary"); failed=$((failed + 1))
@@ -91,7 +94,10 @@ if [[ "${SQLLOCK_TEST_ASAN:-1}" != 0 ]]; then
   # The fault runs (tests/fault) are shorter here: the sanitizers check the same code paths, and
   # the full-length runs already ran in the default build. The benchmarks are left out (their
   # smoke test ran in the default build).
-  SQLLOCK_FAULT_SECONDS=${SQLLOCK_ASAN_FAULT_SECONDS:-20} \
+  # The HA setups (label ha: the pg_auto_failover and Galera fault runs, galera_test) run in the
+  # default suite only: the same client code runs here against the standalone servers and
+  # PgBouncer, and each cluster start costs 20-50 s.
+  SQLLOCK_FAULT_SECONDS=${SQLLOCK_ASAN_FAULT_SECONDS:-20} SUITE_CTEST_ARGS="-LE ha" \
     suite sanitizers "$asan_build" -DSQLLOCK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DSQLLOCK_BUILD_BENCH=OFF
   unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
 fi

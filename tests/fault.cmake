@@ -1,14 +1,16 @@
 # The Jepsen-style fault harness (tests/fault/, docs/reliability.md): one program, run per
 # database × lock kind for $SQLLOCK_FAULT_SECONDS (default 60) against a private server it
 # starts, restarts and stops itself — never the shared `servers` fixture — plus the negative
-# controls, which must make the checkers report violations. Long mode: tests/fault/run-long.sh.
+# controls, which must make the checkers report violations, and runs on the high-availability
+# setups of scripts/ha-servers.sh. Long mode: tests/fault/run-long.sh.
 add_executable(sqllock_fault
   fault/main.cpp fault/config.cpp fault/history.cpp fault/schema.cpp fault/spawn.cpp fault/servers.cpp
   fault/board.cpp fault/locker.cpp fault/rogue_locker.cpp fault/worker.cpp fault/victims.cpp fault/fleet.cpp
   fault/nemesis.cpp fault/checker.cpp fault/controller.cpp)
 target_include_directories(sqllock_fault PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(sqllock_fault PRIVATE sqllock_test_support sqllock_build_flags)
-target_compile_definitions(sqllock_fault PRIVATE SQLLOCK_SERVERS_SCRIPT="${PROJECT_SOURCE_DIR}/scripts/test-servers.sh")
+target_compile_definitions(sqllock_fault PRIVATE SQLLOCK_SERVERS_SCRIPT="${PROJECT_SOURCE_DIR}/scripts/test-servers.sh"
+  SQLLOCK_HA_SCRIPT="${PROJECT_SOURCE_DIR}/scripts/ha-servers.sh")
 
 # fault.<kind>.<database> [args…]: each run takes SQLLOCK_FAULT_SECONDS plus ~6 s of setup and
 # checks, mostly waiting (about a third of a core for workers, nemesis and server), so ctest may
@@ -16,6 +18,15 @@ target_compile_definitions(sqllock_fault PRIVATE SQLLOCK_SERVERS_SCRIPT="${PROJE
 function(sqllock_fault_test name)
   add_test(NAME fault.${name} COMMAND sqllock_fault ${ARGN})
   set_tests_properties(fault.${name} PROPERTIES TIMEOUT 900 SKIP_RETURN_CODE 77)
+endfunction()
+
+# The same on a high-availability setup: label `ha` (scripts/test.sh leaves these out of the
+# sanitizer suite: they run the same client code as the standalone runs, and each costs a cluster
+# start), and one at a time (RESOURCE_LOCK ha_cluster, shared with galera_test): several clusters
+# starting at once on two cores stretch their failovers and state transfers past the bounds.
+function(sqllock_fault_ha_test name)
+  sqllock_fault_test(${name} ${ARGN})
+  set_tests_properties(fault.${name} PROPERTIES LABELS "fault;ha" RESOURCE_LOCK ha_cluster)
 endfunction()
 
 sqllock_fault_test(table.postgresql --database postgresql --kind table)
@@ -32,3 +43,20 @@ sqllock_fault_test(control.unsafe_release.postgresql --database postgresql --kin
   --resources 1 --control unsafe-release --faults pause-long,pause-xlong --fault-every-ms 2000 --restarts 0 --expect-violation foreign-delete)
 sqllock_fault_test(control.client_clock.postgresql --database postgresql --kind table --seconds 20
   --control client-clock --restarts 0 --expect-violation server-overlap)
+
+# High-availability setups (scripts/ha-servers.sh; fault/servers.hpp), each a private cluster
+# started for the run (20-50 s more than a standalone server). pg_auto_failover: the primary's
+# node is killed once (kill-primary: failover, then the killed node rejoins), on 6 resources so
+# that more holders are inside their sections at the kill. Galera: workers spread over the three
+# nodes, node 3 killed and restarted once.
+sqllock_fault_ha_test(table.pgaf --database postgresql --kind table --setup pgaf --resources 6)
+sqllock_fault_ha_test(advisory.pgaf --database postgresql --kind advisory --setup pgaf --resources 6)
+sqllock_fault_ha_test(table.galera --database mariadb --kind table --setup galera)
+# GET_LOCK and FOR UPDATE are node-local on Galera: every worker's first named and row lock call
+# must be refused with not_supported (one cluster, a fleet per kind).
+sqllock_fault_ha_test(refusal.galera --database mariadb --kind named,row --setup galera --seconds 30 --expect-refusal)
+# Negative control: with ?galera=pinned (the caller's promise that every client of a lock uses
+# one node, here broken: the workers are on three nodes) named locks are granted on each node at
+# once, and client-overlap must see the two holders.
+sqllock_fault_ha_test(control.galera_pinned_named --database mariadb --kind named --setup galera --seconds 20
+  --restarts 0 --uri-params galera=pinned --expect-violation client-overlap)

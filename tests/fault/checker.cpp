@@ -102,6 +102,9 @@ class checker {
                           "lost-write", "phantom-write", "stale-write", "client-overlap", "lost-signal-late",
                           "liveness", "row-atomicity"})
       r_.violations[v] = 0;
+    if (ha_) r_.violations["fence-causal"] = 0;
+    if (failover_)
+      for (const char* v : {"failover-liveness", "failover-lost-signal"}) r_.violations[v] = 0;
   }
 
   report run() {
@@ -110,11 +113,13 @@ class checker {
       server_grants();
       client_fences();
       stale_writes();
+      if (ha_) fence_causal();
     }
     counters();
     client_overlaps();
     lost_signals();
     liveness();
+    if (failover_) failovers();
     return r_;
   }
 
@@ -305,7 +310,7 @@ class checker {
     for (const auto& f : ev_.faults) {
       if (f.start > stale.end || f.end < stale.called) continue;
       const bool long_pause = f.kind == "pause-long" || f.kind == "pause-xlong";
-      if (f.kind.rfind("restart", 0) == 0) return f.kind;
+      if (f.pid == 0) return f.kind;  // a server fault: restart, kill-primary, rejoin, kill-node
       if (lease && one_writer && long_pause) return f.kind + "-of-a-writer";
       if (f.pid != stale.pid) continue;
       if (lease && long_pause) return f.kind;
@@ -407,7 +412,104 @@ class checker {
     metric("liveness-max-ms", worst);
   }
 
+  // Fences in the order the clients saw grants happen: a hold whose acquire call began after
+  // another hold of the resource was granted (its A) must have the higher fence. The server's
+  // log (fence-order) has only the grants the surviving node kept; this also covers any grant a
+  // failover lost. An equal fence of the same thread is that thread's own grant taken again
+  // (re-entry of a row its failed release left), not a new grant.
+  void fence_causal() {
+    std::map<std::string, std::vector<const hold_rec*>> by_res;
+    for (const auto& h : holds_)
+      if (h.fence >= 0) by_res[h.res].push_back(&h);
+    for (auto& [res, hs] : by_res) {
+      std::sort(hs.begin(), hs.end(), [](auto* a, auto* b) { return a->start < b->start; });
+      std::vector<const hold_rec*> top;  // top[n]: the highest fence among hs[0..n]
+      for (const auto* h : hs) top.push_back(top.empty() || h->fence > top.back()->fence ? h : top.back());
+      for (const auto* h : hs) {
+        const auto n = std::lower_bound(hs.begin(), hs.end(), h->called, [](auto* a, std::int64_t t) { return a->start < t; }) -
+                       hs.begin();
+        if (n == 0) continue;
+        const hold_rec* before = top[static_cast<std::size_t>(n - 1)];
+        if (before->fence < h->fence) continue;
+        if (before->fence == h->fence && before->pid == h->pid && before->thread == h->thread) {
+          bump("fence-causal-same-grant");
+          continue;
+        }
+        violation("fence-causal", describe(*h) + " called at " + when(h->called, t0()) + ", after " + describe(*before) +
+                                      " was granted");
+      }
+    }
+  }
+
+  // kill-primary (pg_auto_failover): the failover's length (the kill until the promoted standby
+  // accepted a write); every resource granted to a worker again within failover + L + 1 s of
+  // that; every holder inside its section at the kill told of the loss within the bound.
+  void failovers() {
+    std::int64_t run_end = 0;  // the last fault: every worker killed
+    for (const auto& w : ev_.workers) run_end = std::max(run_end, w.killed_at);
+    std::int64_t kills = 0, longest = 0, shortest = std::numeric_limits<std::int64_t>::max(), worst_gap = 0, worst_told = 0;
+    const std::int64_t told_bound = ev_.failover_signal_bound_ms * kMs;
+    for (const auto& f : ev_.faults) {
+      if (f.kind != "kill-primary") continue;
+      ++kills;
+      const std::int64_t failover = f.end - f.start, bound = failover + ev_.failover_slack_ms * kMs;
+      longest = std::max(longest, failover);
+      shortest = std::min(shortest, failover);
+      for (int i = 0; i < ev_.cfg.resources; ++i) {
+        const std::string res = resource_name(i);
+        std::int64_t first = std::numeric_limits<std::int64_t>::max();
+        for (const auto& h : holds_)
+          if (h.res == res && h.called > f.start) first = std::min(first, h.start);
+        if (first == std::numeric_limits<std::int64_t>::max() && run_end && run_end < f.end + bound) {
+          bump("failover-liveness-unchecked");  // the run ended first
+          continue;
+        }
+        const std::int64_t gap = first == std::numeric_limits<std::int64_t>::max() ? -1 : std::max<std::int64_t>(0, first - f.end);
+        worst_gap = std::max(worst_gap, gap);
+        if (gap < 0 || gap > bound)
+          violation("failover-liveness", res + " not granted within " + std::to_string(bound / kMs) +
+                                             " ms of the failover ending at " + when(f.end, t0()) +
+                                             (gap < 0 ? std::string(" (never)") : "; after " + std::to_string(gap / kMs) + " ms"));
+      }
+      if (ev_.cfg.kind == lock_kind::row) continue;  // no loss signal: told at the next statement
+      for (const char* m : {"failover-holders", "failover-holders-told", "failover-holders-untold-ended-in-time"}) bump(m, 0);
+      for (const auto& h : holds_) {
+        if (h.start > f.start || h.end <= f.start) continue;
+        bump("failover-holders");
+        std::int64_t told = h.lost_at ? h.lost_at : std::numeric_limits<std::int64_t>::max();
+        if (!h.release.empty() && h.release != "ok") told = std::min(told, h.release_at);
+        if (told != std::numeric_limits<std::int64_t>::max()) {
+          const std::int64_t latency = std::max<std::int64_t>(0, told - f.start);
+          worst_told = std::max(worst_told, latency);
+          bump("failover-holders-told");
+          if (latency > told_bound)
+            violation("failover-lost-signal", describe(h) + " told " + std::to_string(latency / kMs) +
+                                                  " ms after the kill at " + when(f.start, t0()));
+          continue;
+        }
+        bool disturbed = false;  // paused or crashed before it was due to learn
+        for (const auto& g : ev_.faults)
+          if (g.pid == h.pid && g.start < f.start + told_bound && g.end >= f.start) disturbed = true;
+        if (disturbed || h.end < f.start + told_bound) {
+          bump("failover-holders-untold-ended-in-time");  // its section ended before the bound
+          continue;
+        }
+        violation("failover-lost-signal", describe(h) + " kept holding after the kill at " + when(f.start, t0()) +
+                                              " without a lost signal; release said " + h.release);
+      }
+    }
+    if (kills == 0) return;
+    metric("failover-kills", kills);
+    metric("failover-max-ms", longest / kMs);
+    metric("failover-min-ms", shortest / kMs);
+    metric("failover-liveness-max-ms", worst_gap / kMs);
+    metric("failover-liveness-bound-ms", (longest / kMs) + ev_.failover_slack_ms);
+    if (ev_.cfg.kind != lock_kind::row) metric("failover-told-max-ms", worst_told / kMs);
+  }
+
   const run_evidence& ev_;
+  const bool ha_ = ev_.cfg.setup != setup_kind::standalone;
+  const bool failover_ = ev_.cfg.setup == setup_kind::pgaf;
   std::vector<hold_rec> holds_;
   report r_;
 };
@@ -421,5 +523,33 @@ std::int64_t report::total_violations() const {
 }
 
 report check(const run_evidence& ev) { return checker(ev).run(); }
+
+report check_refusal(const run_evidence& ev) {
+  report r;
+  r.violations["refusal-missing"] = 0;
+  const std::string prefix = "refusal-" + to_string(ev.cfg.kind) + "-threads-";
+  for (const char* m : {"refused", "granted", "undecided"}) r.metrics[prefix + m] = 0;
+  std::map<std::pair<pid_t, int>, std::string> verdict;  // first grant or refusal of each thread
+  for (const auto& e : ev.events) {
+    if (e.type == 'A') verdict.emplace(std::pair{e.pid, e.thread}, "granted");
+    if (e.type == 'T' && !e.fields.empty() && e.fields[0] == "not_supported") verdict.emplace(std::pair{e.pid, e.thread}, "refused");
+  }
+  for (const auto& w : ev.workers) {
+    int refused = 0;
+    for (int t = 0; t < ev.cfg.threads; ++t) {
+      const auto it = verdict.find({w.pid, t});
+      const std::string v = it == verdict.end() ? "undecided" : it->second;
+      ++r.metrics[prefix + v];
+      refused += v == "refused" ? 1 : 0;
+    }
+    if (refused == ev.cfg.threads) continue;
+    if (++r.violations["refusal-missing"] <= 20)
+      r.examples.push_back("refusal-missing: " + to_string(ev.cfg.kind) + " worker " + std::to_string(w.pid) + " (slot " +
+                           std::to_string(w.slot) + "): " + std::to_string(refused) + " of " +
+                           std::to_string(ev.cfg.threads) + " threads refused");
+  }
+  r.metrics["refusal-" + to_string(ev.cfg.kind) + "-worker-processes"] = static_cast<std::int64_t>(ev.workers.size());
+  return r;
+}
 
 }  // namespace sqllock::fault

@@ -16,14 +16,30 @@
 //   phantom-write       … more than accepted plus indeterminate ones
 //   stale-write         a fenced write accepted after a write with a higher fence had completed
 //   client-overlap      two clients in their critical sections at once, not explained by a fault
-//                       on the earlier holder (pause > L/2 or restart for table locks; its session
-//                       killed or restart for session and row locks; for advisory and named locks
-//                       also a long pause after which the keepalive declared the session lost)
+//                       on the earlier holder (pause > L/2 or a server fault — restart,
+//                       kill-primary, rejoin, kill-node — for table locks; its session killed or a
+//                       server fault for session and row locks; for advisory and named locks also
+//                       a long pause after which the keepalive declared the session lost)
 //   lost-signal-late    after a session kill, the holder learned nothing within keepalive + 1 s
 //                       (the 1 s stretched in sanitizer builds: support/time_scale.hpp)
 //   liveness            a resource not acquirable within the bound after the last fault (counted
 //                       from when every worker was dead and reaped)
 //   row-atomicity       row locks: the in-transaction unfenced counter lost an update
+// Only on the HA setups (fence-causal: pgaf and galera; the failover checks: pgaf), so standalone
+// reports keep their lines:
+//   fence-causal        table: a hold's acquire began after another hold of the resource had
+//                       been granted (its acquire returned), yet got a fence not above it — a
+//                       client-side fence-order that also covers grants a failover lost
+//   failover-liveness   kill-primary: a resource not granted to a worker within failover time +
+//                       L + 1 s after the new primary accepted writes (the 1 s stretched in
+//                       sanitizer builds)
+//   failover-lost-signal  kill-primary: a holder inside its section at the kill that was not
+//                       told (lost signal, or a release that did not succeed) within the bound:
+//                       L + 1 s for table locks (the lease runs out), keepalive + 1 s for
+//                       session locks (the session died with the node)
+// A refusal run (--expect-refusal, check_refusal) has one verdict:
+//   refusal-missing     a worker process of which some thread's first lock call did not throw
+//                       not_supported
 #pragma once
 
 #include <sys/types.h>
@@ -56,6 +72,8 @@ struct run_evidence {
   std::vector<liveness_result> liveness;
   std::int64_t liveness_bound_ms = 0;
   std::int64_t lost_signal_bound_ms = 0;  // a killed session's holder must learn within this
+  std::int64_t failover_signal_bound_ms = 0;  // a holder at a kill-primary must learn within this
+  std::int64_t failover_slack_ms = 0;  // failover-liveness bound: failover time + this
   // CLOCK_REALTIME − CLOCK_MONOTONIC in ns: the private server runs on this host, so its clock
   // (the grant log's times) is CLOCK_REALTIME; this maps those times onto the histories' clock.
   std::int64_t realtime_minus_mono_ns = 0;
@@ -69,5 +87,10 @@ struct report {
 };
 
 report check(const run_evidence& ev);
+
+// A refusal run of ev.cfg.kind: each thread's verdict is its first grant or not_supported (other
+// errors are retried). Metrics refusal-<kind>-threads-{refused,granted,undecided} (undecided: no
+// verdict yet) and refusal-<kind>-worker-processes.
+report check_refusal(const run_evidence& ev);
 
 }  // namespace sqllock::fault

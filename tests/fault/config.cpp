@@ -23,6 +23,15 @@ std::string to_string(control c) {
   return "?";
 }
 
+std::string to_string(setup_kind s) {
+  switch (s) {
+    case setup_kind::standalone: return "standalone";
+    case setup_kind::pgaf: return "pgaf";
+    case setup_kind::galera: return "galera";
+  }
+  return "?";
+}
+
 lock_kind parse_lock_kind(const std::string& s) {
   for (auto k : {lock_kind::table, lock_kind::advisory, lock_kind::named, lock_kind::row})
     if (to_string(k) == s) return k;
@@ -33,6 +42,12 @@ control parse_control(const std::string& s) {
   for (auto c : {control::none, control::unsafe_release, control::client_clock})
     if (to_string(c) == s) return c;
   throw std::invalid_argument("unknown control '" + s + "' (none, unsafe-release, client-clock)");
+}
+
+setup_kind parse_setup(const std::string& s) {
+  for (auto k : {setup_kind::standalone, setup_kind::pgaf, setup_kind::galera})
+    if (to_string(k) == s) return k;
+  throw std::invalid_argument("unknown setup '" + s + "' (standalone, pgaf, galera)");
 }
 
 dialect_kind parse_dialect(const std::string& s) {

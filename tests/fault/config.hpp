@@ -23,9 +23,16 @@ enum class control {
   client_clock,
 };
 
+// The servers a run starts (scripts/test-servers.sh, scripts/ha-servers.sh): one standalone
+// server; a pg_auto_failover pair (primary + synchronous standby, reached through a multi-host
+// URI) whose primary the nemesis kills; or a three-node MariaDB Galera cluster, the workers
+// spread over its nodes, whose third node the nemesis kills and restarts.
+enum class setup_kind { standalone, pgaf, galera };
+
 struct run_config {
   dialect_kind dialect = dialect_kind::postgresql;
   lock_kind kind = lock_kind::table;
+  std::vector<lock_kind> kinds;  // --kind's list: kind first, and more in a refusal run
   control ctl = control::none;
   std::chrono::seconds duration{60};
   int processes = 4;   // N worker processes …
@@ -34,16 +41,24 @@ struct run_config {
   std::chrono::milliseconds lease{2000};      // L: table_lock ttl
   std::chrono::milliseconds keepalive{500};   // session locks' keepalive
   std::chrono::milliseconds fault_every{3000};  // a fault starts this often
-  int restarts = 2;    // server restarts (alternating fast / immediate) per run
+  setup_kind setup = setup_kind::standalone;
+  int restarts = 2;    // server faults per run: restarts (alternating fast / immediate), primary or node kills
   std::vector<std::string> faults;  // the nemesis' round of client faults; empty: its default
   bool long_mode = false;
+  // Query parameters (k=v&…) added to the URIs the locks use (workers, liveness probes).
+  std::string lock_uri_params;
+  // A run mode: each lock kind of `kinds` must be refused (not_supported) by every worker's
+  // first lock call.
+  bool expect_refusal = false;
 };
 
 std::string to_string(lock_kind k);
 std::string to_string(control c);
+std::string to_string(setup_kind s);
 // Parses what to_string prints ("mariadb" is accepted for dialect mysql); throws std::invalid_argument.
 lock_kind parse_lock_kind(const std::string& s);
 control parse_control(const std::string& s);
+setup_kind parse_setup(const std::string& s);
 dialect_kind parse_dialect(const std::string& s);
 
 // The reaper period the controller uses: L / 2.

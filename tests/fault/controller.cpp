@@ -103,11 +103,76 @@ std::int64_t realtime_minus_mono_ns() {
 
 std::string flag_value(const run_config& cfg) {
   std::ostringstream s;
-  s << "database=" << sqllock::to_string(cfg.dialect) << " kind=" << to_string(cfg.kind) << " control=" << to_string(cfg.ctl)
+  std::string kinds;
+  for (const auto k : cfg.kinds) kinds += (kinds.empty() ? "" : ",") + to_string(k);
+  s << "database=" << sqllock::to_string(cfg.dialect) << " kind=" << kinds << " control=" << to_string(cfg.ctl)
     << " seconds=" << cfg.duration.count() << " processes=" << cfg.processes << " threads=" << cfg.threads
     << " resources=" << cfg.resources << " lease_ms=" << cfg.lease.count() << " keepalive_ms=" << cfg.keepalive.count()
     << " fault_every_ms=" << cfg.fault_every.count() << " restarts=" << cfg.restarts;
+  if (cfg.setup != setup_kind::standalone) s << " setup=" << to_string(cfg.setup);
+  if (!cfg.lock_uri_params.empty()) s << " uri_params=" << cfg.lock_uri_params;
+  if (cfg.expect_refusal) s << " expect_refusal";
   return s.str();
+}
+
+// `uri` with the query parameters `params` (k=v&…) added.
+std::string with_params(const std::string& uri, const std::string& params) {
+  if (params.empty()) return uri;
+  return uri + (uri.find('?') == std::string::npos ? '?' : '&') + params;
+}
+
+// Every worker's history, merged.
+std::vector<event> read_histories(const std::vector<worker_proc>& workers) {
+  std::vector<event> out;
+  for (const auto& w : workers) {
+    auto events = read_history(w.history, w.pid);
+    out.insert(out.end(), events.begin(), events.end());
+  }
+  return out;
+}
+
+// The command line of worker `slot` of a fleet of cfg's lock kind, running until killed.
+fleet::argv_fn worker_command(const controller_args& a, const run_config& cfg, const server_setup* servers,
+                              const std::string& uri, std::int64_t until) {
+  return [&a, cfg, servers, uri, until](int slot, const std::filesystem::path& history) {
+    return std::vector<std::string>{a.self, "worker", "--uri",
+                                    with_params(servers ? servers->worker_uri(slot) : uri, cfg.lock_uri_params),
+                                    "--database", std::string(to_string(cfg.dialect)), "--kind", to_string(cfg.kind),
+                                    "--control", to_string(cfg.ctl), "--threads", std::to_string(cfg.threads),
+                                    "--resources", std::to_string(cfg.resources), "--lease-ms",
+                                    std::to_string(cfg.lease.count()), "--keepalive-ms", std::to_string(cfg.keepalive.count()),
+                                    "--history", history.string(), "--board", (a.dir / "board").string(), "--slot",
+                                    std::to_string(slot), "--until-ns",
+                                    std::to_string(until + 3'600'000'000'000)};  // they run until killed
+  };
+}
+
+// A refusal run: for each lock kind in turn, a fleet whose every thread's first grant or refusal
+// is awaited (for up to the run's duration); the verdicts of all kinds in one report.
+report refusal_run(const controller_args& a, const server_setup* servers, const std::string& uri) {
+  report all;
+  for (const auto kind : a.cfg.kinds) {
+    run_evidence ev;
+    ev.cfg = a.cfg;
+    ev.cfg.kind = kind;
+    const std::int64_t until = mono_ns() + a.cfg.duration.count() * 1'000'000'000;
+    fleet workers(a.cfg.processes, a.dir, worker_command(a, ev.cfg, servers, uri, until));
+    workers.start();
+    for (;;) {
+      workers.supervise();
+      ev.workers = workers.all();
+      ev.events = read_histories(ev.workers);
+      const auto r = check_refusal(ev);
+      if (r.metrics.at("refusal-" + to_string(kind) + "-threads-undecided") == 0 || mono_ns() > until) {
+        for (const auto& [k, v] : r.metrics) all.metrics[k] += v;
+        for (const auto& [k, v] : r.violations) all.violations[k] += v;
+        all.examples.insert(all.examples.end(), r.examples.begin(), r.examples.end());
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+  return all;
 }
 
 }  // namespace
@@ -115,30 +180,18 @@ std::string flag_value(const run_config& cfg) {
 report run_controller(const controller_args& a) {
   const auto& cfg = a.cfg;
   std::filesystem::create_directories(a.dir);
-  std::unique_ptr<private_server> server;
-  std::string uri;
-  if (cfg.dialect == dialect_kind::sqlite) {
-    uri = "sqlite://" + (a.dir / "fault.db").string();
-  } else {
-    server = std::make_unique<private_server>(a.servers_script, a.dir / "server", cfg.dialect);
-    uri = server->uri();
-  }
+  const std::unique_ptr<server_setup> servers = start_servers(cfg, a.scripts, a.dir);
+  const std::string uri = servers ? servers->uri() : "sqlite://" + (a.dir / "fault.db").string();
+  const std::string lock_uri = with_params(uri, cfg.lock_uri_params);  // the liveness probes'
   {
     const database admin = connect(uri);
     create_schema(admin, cfg.resources);
   }
   board holders(a.dir / "board", true);
+  if (cfg.expect_refusal) return refusal_run(a, servers.get(), uri);
   const std::int64_t clock_offset_before = realtime_minus_mono_ns();
   const std::int64_t until = mono_ns() + cfg.duration.count() * 1'000'000'000;
-  fleet workers(cfg.processes, a.dir, [&](int slot, const std::filesystem::path& history) {
-    return std::vector<std::string>{a.self, "worker", "--uri", uri, "--database", std::string(to_string(cfg.dialect)), "--kind",
-                                    to_string(cfg.kind), "--control", to_string(cfg.ctl), "--threads",
-                                    std::to_string(cfg.threads), "--resources", std::to_string(cfg.resources),
-                                    "--lease-ms", std::to_string(cfg.lease.count()), "--keepalive-ms",
-                                    std::to_string(cfg.keepalive.count()), "--history", history.string(), "--board",
-                                    (a.dir / "board").string(), "--slot", std::to_string(slot), "--until-ns",
-                                    std::to_string(until + 3'600'000'000'000)};  // they run until killed
-  });
+  fleet workers(cfg.processes, a.dir, worker_command(a, cfg, servers.get(), uri, until));
   workers.start();
 
   // The reaper runs every L/2 through the whole run, as an operator's daemon would.
@@ -161,7 +214,7 @@ report run_controller(const controller_args& a) {
     });
   }
 
-  nemesis nem(cfg, workers, holders, server.get(), uri);
+  nemesis nem(cfg, workers, holders, servers.get());
   std::jthread nemesis_thread([&] { nem.run(until); });
   while (mono_ns() < until) {
     workers.supervise();
@@ -181,6 +234,8 @@ report run_controller(const controller_args& a) {
   ev.cfg = cfg;
   ev.liveness_bound_ms = bound.count();
   ev.lost_signal_bound_ms = (cfg.keepalive + slack).count();
+  ev.failover_signal_bound_ms = cfg.kind == lock_kind::table ? (cfg.lease + slack).count() : ev.lost_signal_bound_ms;
+  ev.failover_slack_ms = (cfg.lease + slack).count();
   // The smaller sample maps database times later onto the histories' clock: lenient if the clock
   // was slewed meanwhile (checker.cpp's foreign-delete test).
   ev.realtime_minus_mono_ns = std::min(clock_offset_before, realtime_minus_mono_ns());
@@ -190,17 +245,14 @@ report run_controller(const controller_args& a) {
     for (int i = 0; i < cfg.resources; ++i) {
       probes.emplace_back([&, i] {
         ev.liveness[static_cast<std::size_t>(i)] = {resource_name(i),
-                                                    time_to_acquire(cfg, uri, i, bound + std::chrono::seconds(5), all_dead)};
+                                                    time_to_acquire(cfg, lock_uri, i, bound + std::chrono::seconds(5), all_dead)};
       });
     }
   }
   reaper = {};
 
   ev.workers = workers.all();
-  for (const auto& w : ev.workers) {
-    auto events = read_history(w.history, w.pid);
-    ev.events.insert(ev.events.end(), events.begin(), events.end());
-  }
+  ev.events = read_histories(ev.workers);
   ev.faults = nem.log();
   {
     const database admin = connect(uri);
@@ -210,6 +262,9 @@ report run_controller(const controller_args& a) {
   dump_evidence(a.dir, ev);
   auto r = check(ev);
   for (const auto& [kind, n] : nem.counts()) r.metrics["faults-" + kind] = n;
+  if (cfg.setup != setup_kind::standalone)  // how long the cluster's faults lasted
+    for (const auto& f : ev.faults)
+      if (f.pid == 0) r.metrics["faults-" + f.kind + "-max-ms"] = std::max(r.metrics["faults-" + f.kind + "-max-ms"], (f.end - f.start) / 1'000'000);
   r.metrics["faults-final-kill-all"] = 1;
   return r;
 }

@@ -1,7 +1,8 @@
-// The controller of a fault run: starts a private server (or an SQLite file), creates the
-// schema, runs the worker fleet, the nemesis and a reaper for the configured time, kills every
-// worker (the last fault), measures how long each resource takes to become acquirable, then
-// reads the histories, the server's grant log and the counters, and runs the checkers.
+// The controller of a fault run: starts its private servers (servers.hpp; or an SQLite file),
+// creates the schema, runs the worker fleet, the nemesis and a reaper for the configured time,
+// kills every worker (the last fault), measures how long each resource takes to become
+// acquirable, then reads the histories, the server's grant log and the counters, and runs the
+// checkers. A refusal run (--expect-refusal) only waits for each worker's first lock calls.
 #pragma once
 
 #include <filesystem>
@@ -10,13 +11,14 @@
 
 #include "fault/checker.hpp"
 #include "fault/config.hpp"
+#include "fault/servers.hpp"
 
 namespace sqllock::fault {
 
 struct controller_args {
   run_config cfg;
   std::string self;            // this program, to start workers
-  std::string servers_script;  // scripts/test-servers.sh
+  server_scripts scripts;      // scripts/test-servers.sh, scripts/ha-servers.sh
   std::filesystem::path dir;   // working directory of the run (histories, server, logs)
 };
 

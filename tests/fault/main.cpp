@@ -1,18 +1,25 @@
 // sqllock_fault: the Jepsen-style fault harness (docs/reliability.md).
 //
-//   sqllock_fault --database postgresql|mariadb|sqlite --kind table|advisory|named|row
-//                 [--seconds N] [--long] [--control none|unsafe-release|client-clock]
-//                 [--expect-violation NAME]… [--processes N] [--threads M] [--resources K]
-//                 [--lease-ms L] [--keepalive-ms K] [--fault-every-ms F] [--restarts R]
-//                 [--faults crash,pause-short,pause-long,pause-xlong,session-kill]
-//                 [--dir DIR] [--keep]
+//   sqllock_fault --database postgresql|mariadb|sqlite --kind table|advisory|named|row[,…]
+//                 [--setup standalone|pgaf|galera] [--seconds N] [--long]
+//                 [--control none|unsafe-release|client-clock]
+//                 [--expect-violation NAME]… [--expect-refusal] [--processes N] [--threads M]
+//                 [--resources K] [--lease-ms L] [--keepalive-ms K] [--fault-every-ms F]
+//                 [--restarts R] [--faults crash,pause-short,pause-long,pause-xlong,session-kill]
+//                 [--uri-params K=V&…] [--dir DIR] [--keep]
 //   sqllock_fault worker …   (started by the controller)
 //
 // --seconds defaults to $SQLLOCK_FAULT_SECONDS, else 60 (600 with --long). --long also raises
-// the load and the fault rate. Exit status: 0 when every checker found 0 violations — or, with
-// --expect-violation (negative controls), when each named checker found at least one; 1
-// otherwise; 2 usage error; 3 the run could not be set up; 77 skipped (no private server can be
-// started, or SQLLOCK_TEST_*_URI names a server the harness must not restart).
+// the load and the fault rate. --setup pgaf (PostgreSQL) and galera (MariaDB) start an HA
+// cluster instead of one server (fault/servers.hpp); --restarts R then counts its server faults
+// (kill-primary, kill-node): 1 by default, one a minute with --long. --uri-params adds query
+// parameters to the URIs the locks use (e.g. galera=pinned). --expect-refusal: the lock kind
+// must be refused (not_supported) by every worker's first lock call, for each kind of the
+// --kind list in turn (one fleet each); nothing else is run.
+// Exit status: 0 when every checker found 0 violations — or, with --expect-violation (negative
+// controls), when each named checker found at least one; 1 otherwise; 2 usage error; 3 the run
+// could not be set up; 77 skipped (no private server can be started, or SQLLOCK_TEST_*_URI
+// names a server the harness must not restart).
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -33,7 +40,7 @@ constexpr int kSkip = 77;
 struct options {
   std::map<std::string, std::string> values;
   std::vector<std::string> expected;
-  bool long_mode = false, keep = false;
+  bool long_mode = false, keep = false, expect_refusal = false;
 };
 
 options parse(int argc, char** argv, int first) {
@@ -44,6 +51,8 @@ options parse(int argc, char** argv, int first) {
       o.long_mode = true;
     } else if (a == "--keep") {
       o.keep = true;
+    } else if (a == "--expect-refusal") {
+      o.expect_refusal = true;
     } else if (a.rfind("--", 0) == 0 && i + 1 < argc) {
       if (a == "--expect-violation")
         o.expected.push_back(argv[++i]);
@@ -66,12 +75,29 @@ std::string text(const options& o, const std::string& key, const std::string& fa
   return it == o.values.end() ? fallback : it->second;
 }
 
+// The items of a comma-separated list.
+std::vector<std::string> split_list(std::string list) {
+  std::vector<std::string> out;
+  while (!list.empty()) {
+    const auto comma = list.find(',');
+    out.push_back(list.substr(0, comma));
+    list = comma == std::string::npos ? "" : list.substr(comma + 1);
+  }
+  return out;
+}
+
 run_config config_of(const options& o) {
   run_config c;
   c.long_mode = o.long_mode;
   c.dialect = parse_dialect(text(o, "database", "postgresql"));
-  c.kind = parse_lock_kind(text(o, "kind", "table"));
+  for (const auto& k : split_list(text(o, "kind", "table"))) c.kinds.push_back(parse_lock_kind(k));
+  if (c.kinds.empty()) throw std::invalid_argument("--kind needs a lock kind");
+  if (c.kinds.size() > 1 && !o.expect_refusal) throw std::invalid_argument("a list of lock kinds needs --expect-refusal");
+  c.kind = c.kinds.front();
   c.ctl = parse_control(text(o, "control", "none"));
+  c.setup = parse_setup(text(o, "setup", "standalone"));
+  c.lock_uri_params = text(o, "uri-params", "");
+  c.expect_refusal = o.expect_refusal;
   const char* env_seconds = std::getenv("SQLLOCK_FAULT_SECONDS");
   const long long default_seconds = o.long_mode ? 600 : env_seconds && *env_seconds ? std::stoll(env_seconds) : 60;
   c.duration = std::chrono::seconds(number(o, "seconds", default_seconds));
@@ -81,12 +107,10 @@ run_config config_of(const options& o) {
   c.lease = std::chrono::milliseconds(number(o, "lease-ms", 2000));
   c.keepalive = std::chrono::milliseconds(number(o, "keepalive-ms", 500));
   c.fault_every = std::chrono::milliseconds(number(o, "fault-every-ms", o.long_mode ? 2000 : 3000));
-  c.restarts = static_cast<int>(number(o, "restarts", o.long_mode ? std::max<long long>(2, c.duration.count() / 30) : 2));
-  for (std::string list = text(o, "faults", ""); !list.empty();) {
-    const auto comma = list.find(',');
-    c.faults.push_back(list.substr(0, comma));
-    list = comma == std::string::npos ? "" : list.substr(comma + 1);
-  }
+  const bool ha = c.setup != setup_kind::standalone;
+  const long long restarts_long = std::max<long long>(2, c.duration.count() / (ha ? 60 : 30));
+  c.restarts = static_cast<int>(number(o, "restarts", o.long_mode ? restarts_long : ha ? 1 : 2));
+  c.faults = split_list(text(o, "faults", ""));
   for (const auto& f : c.faults)
     if (f != "crash" && f != "pause-short" && f != "pause-long" && f != "pause-xlong" && f != "session-kill")
       throw std::invalid_argument("unknown fault '" + f + "'");
@@ -98,9 +122,11 @@ run_config config_of(const options& o) {
   if (c.ctl == control::unsafe_release && c.kind != lock_kind::table)
     throw std::invalid_argument("--control unsafe-release needs --kind table");
   const bool pg = c.dialect == sqllock::dialect_kind::postgresql, my = c.dialect == sqllock::dialect_kind::mysql;
-  if ((c.kind == lock_kind::advisory && !pg) || (c.kind == lock_kind::named && !my) ||
-      (c.kind == lock_kind::row && !pg && !my))
-    throw std::invalid_argument("lock kind " + to_string(c.kind) + " is not available on this database");
+  if ((c.setup == setup_kind::pgaf && !pg) || (c.setup == setup_kind::galera && !my))
+    throw std::invalid_argument("--setup pgaf needs --database postgresql, --setup galera --database mariadb");
+  for (const auto k : c.kinds)
+    if ((k == lock_kind::advisory && !pg) || (k == lock_kind::named && !my) || (k == lock_kind::row && !pg && !my))
+      throw std::invalid_argument("lock kind " + to_string(k) + " is not available on this database");
   return c;
 }
 
@@ -120,10 +146,11 @@ int controller_main(int argc, char** argv) {
   const auto o = parse(argc, argv, 1);
   controller_args a;
   a.cfg = config_of(o);
-  a.self = "/proc/self/exe";
-  a.servers_script = SQLLOCK_SERVERS_SCRIPT;
+  a.scripts = {SQLLOCK_SERVERS_SCRIPT, SQLLOCK_HA_SCRIPT};
   a.self = std::filesystem::read_symlink("/proc/self/exe").string();
-  if (a.cfg.dialect != sqllock::dialect_kind::sqlite) {
+  // An HA setup is always a cluster of its own; a standalone run uses test-servers.sh, which
+  // would hand over a server named in the environment instead of starting one.
+  if (a.cfg.dialect != sqllock::dialect_kind::sqlite && a.cfg.setup == setup_kind::standalone) {
     const char* var = a.cfg.dialect == sqllock::dialect_kind::postgresql ? "SQLLOCK_TEST_PG_URI" : "SQLLOCK_TEST_MYSQL_URI";
     if (const char* v = std::getenv(var); v && *v) {
       std::cout << "skipped: " << var << " names a server that fault tests must not restart\n";

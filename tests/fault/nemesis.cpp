@@ -19,30 +19,31 @@ void sleep_until_ns(std::int64_t t) {
 
 }  // namespace
 
-nemesis::nemesis(const run_config& cfg, fleet& workers, board& holders, private_server* server, std::string admin_uri)
-    : cfg_(cfg), workers_(workers), holders_(holders), server_(server), admin_uri_(std::move(admin_uri)),
-      rng_(std::random_device{}()) {}
+nemesis::nemesis(const run_config& cfg, fleet& workers, board& holders, server_setup* servers)
+    : cfg_(cfg), workers_(workers), holders_(holders), servers_(servers), rng_(std::random_device{}()) {}
 
 void nemesis::run(std::int64_t until_ns) {
   // Client faults rotate; session kills come twice per round where there is a server. Server
-  // restarts (alternately fast and immediate) are spread evenly over the run. The last fault
-  // starts early enough to heal before the end: the run then ends with every worker killed.
+  // faults (the setup's kinds in turn: restarts alternately fast and immediate) are spread evenly
+  // over the run. The last fault starts early enough to heal before the end: the run then ends
+  // with every worker killed.
   std::vector<std::string> round = {"crash", "pause-short", "pause-long", "pause-xlong"};
-  if (server_) round = {"crash", "session-kill", "pause-short", "pause-long", "session-kill", "pause-xlong"};
+  if (servers_) round = {"crash", "session-kill", "pause-short", "pause-long", "session-kill", "pause-xlong"};
   if (!cfg_.faults.empty()) round = cfg_.faults;
   const std::int64_t t0 = mono_ns();
   const std::int64_t span = until_ns - t0;
   const std::int64_t quiet = (3 * cfg_.lease.count() + 2000) * 1'000'000;  // longest pause + margin
-  std::vector<std::int64_t> restarts;
-  if (server_)
-    for (int j = 0; j < cfg_.restarts; ++j) restarts.push_back(t0 + span * (j + 1) / (cfg_.restarts + 1));
-  std::size_t next = 0, next_restart = 0;
+  std::vector<std::int64_t> server_at;
+  const std::vector<std::string> server_kinds = servers_ ? servers_->fault_kinds() : std::vector<std::string>{};
+  if (servers_)
+    for (int j = 0; j < cfg_.restarts; ++j) server_at.push_back(t0 + span * (j + 1) / (cfg_.restarts + 1));
+  std::size_t next = 0, next_server = 0;
   std::int64_t at = t0 + 1'000'000'000;  // let the workers connect first
   while (at + quiet < until_ns) {
     sleep_until_ns(at);
-    if (next_restart < restarts.size() && mono_ns() >= restarts[next_restart]) {
-      restart(next_restart % 2 == 0);
-      ++next_restart;
+    if (next_server < server_at.size() && mono_ns() >= server_at[next_server]) {
+      server_fault(server_kinds[next_server % server_kinds.size()]);
+      ++next_server;
     } else {
       inject(round[next++ % round.size()]);
     }
@@ -91,9 +92,10 @@ void nemesis::pause(const std::string& kind, std::chrono::milliseconds d) {
 
 void nemesis::session_kill() {
   try {
-    database admin(admin_uri_);
+    const auto uris = servers_->session_uris();
+    database admin(uris[std::uniform_int_distribution<std::size_t>(0, uris.size() - 1)(rng_)]);
     const std::int64_t found_at = mono_ns();
-    auto victims = find_victims(admin, cfg_.kind, cfg_.resources, server_->port(), workers_.living());
+    auto victims = find_victims(admin, cfg_.kind, cfg_.resources, workers_.living());
     if (victims.empty()) return;
     const auto v = victims[std::uniform_int_distribution<std::size_t>(0, victims.size() - 1)(rng_)];
     const std::int64_t start = mono_ns();
@@ -103,11 +105,10 @@ void nemesis::session_kill() {
   }
 }
 
-void nemesis::restart(bool fast) {
-  const std::int64_t start = mono_ns();
-  const bool ok = server_->restart(fast);
-  if (ok) record({fast ? "restart-fast" : "restart-immediate", 0, start, mono_ns(), 0});
-  if (!ok) std::cerr << "nemesis: server restart failed\n";
+void nemesis::server_fault(const std::string& kind) {
+  const auto steps = servers_->inject(kind);
+  for (const auto& s : steps) record({s.kind, 0, s.start, s.end, 0});
+  if (steps.empty()) std::cerr << "nemesis: server fault " << kind << " failed\n";
 }
 
 void nemesis::record(fault_event e) {

@@ -7,6 +7,10 @@
 //   session-kill       pg_terminate_backend / KILL of a lock-holding session (PostgreSQL, MariaDB)
 //   restart-fast       clean server restart (pg_ctl -m fast / SIGTERM)
 //   restart-immediate  server crash (SIGKILL of every server process) and start
+//   kill-primary       pg_auto_failover: SIGKILL of the primary's node, until the standby accepts
+//                      writes; then "rejoin" of the killed node as the new standby
+//   kill-node          Galera: SIGKILL of node 3, until it has been restarted and synced
+// Server faults (pid 0) are the setup's (servers.hpp), spread evenly over the run.
 #pragma once
 
 #include <sys/types.h>
@@ -37,9 +41,9 @@ struct fault_event {
 
 class nemesis {
  public:
-  // `server` is null for SQLite (no session or server faults). `admin_uri` is used to find and
-  // kill sessions.
-  nemesis(const run_config& cfg, fleet& workers, board& holders, private_server* server, std::string admin_uri);
+  // `servers` is null for SQLite (no session or server faults); their session_uris() are where
+  // sessions are found and killed.
+  nemesis(const run_config& cfg, fleet& workers, board& holders, server_setup* servers);
 
   // Injects faults until `until_ns`; every pause is over when it returns.
   void run(std::int64_t until_ns);
@@ -53,14 +57,13 @@ class nemesis {
   std::optional<pid_t> pick_holder();
   void pause(const std::string& kind, std::chrono::milliseconds d);
   void session_kill();
-  void restart(bool fast);
+  void server_fault(const std::string& kind);
   void record(fault_event e);
 
   const run_config& cfg_;
   fleet& workers_;
   board& holders_;
-  private_server* server_;
-  std::string admin_uri_;
+  server_setup* servers_;
   std::mt19937_64 rng_;
   mutable std::mutex mu_;
   std::vector<fault_event> log_;

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Long mode of the fault harness: every database × lock kind in turn with --long (more workers,
-# a fault every 2 s, a server restart every 30 s), then the negative controls. Prints each run's
-# report; exits non-zero when any run fails.
+# a fault every 2 s, a server restart every 30 s), the high-availability setups (a kill of the
+# pg_auto_failover primary or of a Galera node every 60 s), then the negative controls and the
+# Galera refusals. Prints each run's report; exits non-zero when any run fails.
 #
 #   tests/fault/run-long.sh [BUILD_DIR] [SECONDS_PER_RUN]     (defaults: build, 600)
 #
-# Needs a build with tests (sqllock_fault) and the servers of scripts/install-deps.sh; starts
-# and stops its own private servers.
+# Needs a build with tests (sqllock_fault) and the servers of scripts/install-deps.sh (for the
+# HA runs: pg_auto_failover and Galera); starts and stops its own private servers.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 build=${1:-build}
@@ -22,6 +23,9 @@ runs=(
   "--database mariadb --kind named"
   "--database postgresql --kind row"
   "--database mariadb --kind row"
+  "--database postgresql --kind table --setup pgaf --resources 6"
+  "--database postgresql --kind advisory --setup pgaf --resources 6"
+  "--database mariadb --kind table --setup galera"
 )
 failed=0
 for r in "${runs[@]}"; do
@@ -34,5 +38,9 @@ echo "==== negative controls"
   --faults pause-long,pause-xlong --restarts 0 --expect-violation foreign-delete || failed=$((failed + 1))
 "$bin" --database postgresql --kind table --seconds 30 --control client-clock --restarts 0 \
   --expect-violation server-overlap || failed=$((failed + 1))
+"$bin" --database mariadb --kind named --setup galera --seconds 30 --restarts 0 --uri-params galera=pinned \
+  --expect-violation client-overlap || failed=$((failed + 1))
+echo "==== refusals"
+"$bin" --database mariadb --kind named,row --setup galera --seconds 30 --expect-refusal || failed=$((failed + 1))
 echo "run-long.sh: $failed failed run(s)"
 ((failed == 0))

@@ -7,6 +7,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 #include "support/program.hpp"
@@ -18,7 +21,8 @@ int exit_code(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128
 
 }  // namespace
 
-pid_t spawn(const std::vector<std::string>& argv, const std::string& log, const std::map<std::string, std::string>& env) {
+pid_t spawn(const std::vector<std::string>& argv, const std::string& log, const std::map<std::string, std::string>& env,
+            const std::string& out) {
   std::vector<std::string> env_text = test::environment_with(env);
   std::vector<char*> envp, args;
   for (auto& s : env_text) envp.push_back(s.data());
@@ -30,8 +34,11 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& log, const 
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawn_file_actions_addopen(&fa, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (out.empty())
+    posix_spawn_file_actions_adddup2(&fa, 2, 1);
+  else
+    posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   // Default signal dispositions and an empty mask in the child, whatever the controller blocks.
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
@@ -49,11 +56,19 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& log, const 
   return pid;
 }
 
-int run(const std::vector<std::string>& argv, const std::string& log, const std::map<std::string, std::string>& env) {
-  const pid_t pid = spawn(argv, log, env);
+int run(const std::vector<std::string>& argv, const std::string& log, const std::map<std::string, std::string>& env,
+        std::string* output) {
+  const std::string out = output ? log + ".stdout" : std::string();
+  const pid_t pid = spawn(argv, log, env, out);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) throw std::runtime_error("waitpid failed for " + argv[0]);
+  }
+  if (output) {
+    std::ifstream in(out);
+    *output = std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    std::ofstream(log, std::ios::app) << *output;
+    std::filesystem::remove(out);
   }
   return exit_code(status);
 }

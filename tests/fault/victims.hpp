@@ -22,9 +22,8 @@ struct victim {
   pid_t pid = 0;             // the worker process with that connection
 };
 
-// Sessions of `kind` among `workers`' connections to the server on `server_port`, via `admin`.
-std::vector<victim> find_victims(const database& admin, lock_kind kind, int resources, int server_port,
-                                 const std::vector<pid_t>& workers);
+// Sessions of `kind` among `workers`' connections to `admin`'s server.
+std::vector<victim> find_victims(const database& admin, lock_kind kind, int resources, const std::vector<pid_t>& workers);
 
 // Ends a victim's session (pg_terminate_backend / KILL): see support/client_sessions.hpp.
 using test::kill_session;

@@ -32,6 +32,7 @@ const char* error_class(const std::exception& e) {
   if (dynamic_cast<const connection_error*>(&e)) return "connection_error";
   if (dynamic_cast<const backend_error*>(&e)) return "backend_error";
   if (dynamic_cast<const not_held*>(&e)) return "not_held";
+  if (dynamic_cast<const not_supported*>(&e)) return "not_supported";
   if (dynamic_cast<const error*>(&e)) return "error";
   return "std_exception";
 }
@@ -43,7 +44,7 @@ class worker_thread {
         rng_(std::random_device{}() ^ (static_cast<std::uint64_t>(::getpid()) << 16) ^ static_cast<std::uint64_t>(index)) {}
 
   void run() {
-    const auto lk = make_locker(a_.cfg, db_, index_);
+    std::unique_ptr<locker> lk;  // made by the first lock call: a lock kind may be refused there
     const auto& stmts = data_statements(db_.dialect());
     while (mono_ns() < a_.until_ns) {
       const int i = std::uniform_int_distribution<int>(0, a_.cfg.resources - 1)(rng_);
@@ -60,6 +61,7 @@ class worker_thread {
       hooks.on_lost = [&](std::int64_t fence) { h_.write('L', index_, mono_ns(), res, fence); };
       p.called = mono_ns();
       try {
+        if (!lk) lk = make_locker(a_.cfg, db_, index_);
         const auto r = lk->hold(i, std::chrono::seconds(1), hooks);
         if (!r) continue;
         if (p.transactional) {
