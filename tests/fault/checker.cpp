@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 #include <utility>
+#include <vector>
 
 namespace sqllock::fault {
 namespace {
@@ -167,18 +168,25 @@ class checker {
     for (const auto& h : holds_) by_grant[{h.res, h.fence}].push_back(&h);
     std::string res;
     // Grants come in the order their rows were written (logged_at): writes of one resource's row
-    // wait for each other, so that is the order they took effect. A grant that ran out must be
-    // over by the next grant's clock reading (the acquire's own expiry test); one that was
-    // deleted early must be over by the time the next grant was logged (its acquire may have read
-    // its clock, and drawn its fence, and then waited for the DELETE to commit).
-    std::int64_t max_expiry = 0, max_delete = 0, prev_fence = 0, max_overlap_us = 0;
+    // wait for each other, so that is the order they took effect. A later grant may follow an
+    // earlier one in two ways: by the acquire's own expiry test — its clock reading (granted_at)
+    // is past the earlier lease — or after the earlier row was deleted — it was logged after the
+    // DELETE (its acquire may have read its clock, and drawn its fence, and then waited for the
+    // DELETE to commit: on a stalled Galera cluster for many seconds, so a grant can carry a
+    // clock reading from before an earlier lease's end and still come after its deletion). A
+    // deleted grant allows either; one that was never deleted only the first.
+    std::int64_t max_expiry = 0, prev_fence = 0, max_overlap_us = 0;
+    std::vector<std::pair<std::int64_t, std::int64_t>> deleted;  // this resource's (expiry, deletion)
     for (const auto& g : ev_.grants) {
       if (g.resource != res) {
         res = g.resource;
-        max_expiry = max_delete = 0;  // times are µs since 1970: 0 is before any grant
+        max_expiry = 0;  // times are µs since 1970: 0 is before any grant
+        deleted.clear();
         prev_fence = std::numeric_limits<std::int64_t>::min();
       }
-      const std::int64_t overlap = std::max(max_expiry - g.granted_us, max_delete - g.logged_us);
+      std::int64_t overlap = max_expiry - g.granted_us;
+      for (const auto& [expiry, deletion] : deleted)
+        overlap = std::max(overlap, std::min(expiry - g.granted_us, deletion - g.logged_us));
       if (overlap > 0) {
         max_overlap_us = std::max(max_overlap_us, overlap);
         violation("server-overlap", res + " fence " + std::to_string(g.fence) + " granted " + std::to_string(overlap) +
@@ -187,8 +195,8 @@ class checker {
       if (g.fence <= prev_fence)
         violation("fence-order", res + " fence " + std::to_string(g.fence) + " granted after fence " +
                                      std::to_string(prev_fence));
-      if (g.deleted_us && *g.deleted_us < g.expires_us)
-        max_delete = std::max(max_delete, *g.deleted_us);
+      if (g.deleted_us)
+        deleted.emplace_back(g.expires_us, *g.deleted_us);
       else
         max_expiry = std::max(max_expiry, g.expires_us);
       prev_fence = std::max(prev_fence, g.fence);
