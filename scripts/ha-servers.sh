@@ -543,16 +543,7 @@ port = $2
 bind-address = 127.0.0.1
 pid-file = $G_PIDFILE
 log-error = $G_LOG
-# As test-servers.sh (Debian's packaged server and MySQL 8; MariaDB's own default is latin1).
-character-set-server = utf8mb4
-collation-server = utf8mb4_general_ci
-skip-name-resolve
-max-connections = 300
-innodb-buffer-pool-size = 64M
-innodb-log-file-size = 32M
-# Test data: these survive a server crash, not a machine crash.
-innodb-flush-log-at-trx-commit = 2
-innodb-doublewrite = 0
+$(my_common_conf)
 # Galera: row-based replication, InnoDB only, interleaved auto-increment locks.
 binlog-format = ROW
 default-storage-engine = InnoDB

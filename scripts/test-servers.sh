@@ -198,15 +198,7 @@ pgb_launch() {
 }
 
 pgb_halt() {  # $1: fast (SIGTERM: immediate shutdown) or kill (SIGKILL: a crash)
-  local pid
-  pid=$(pgb_pid)
-  ours "$pid" "$PGB_INI" || return 0
-  if [[ "$1" == fast ]]; then
-    kill -TERM "$pid" 2>/dev/null || true
-    wait_exit "$pid" 30 && return 0
-  fi
-  kill -KILL "$pid" 2>/dev/null || true
-  wait_exit "$pid" 30 || die "PgBouncer (pid $pid) did not exit"
+  halt_process "$(pgb_pid)" "$PGB_INI" "$1" PgBouncer
 }
 
 # Starts PgBouncer in front of the running PostgreSQL (the end of pg_setup).
@@ -247,16 +239,7 @@ port = $MY_PORT
 bind-address = 127.0.0.1
 pid-file = $MY_PIDFILE
 log-error = $MY_LOG
-# As Debian's packaged server and MySQL 8 (MariaDB's own default is latin1).
-character-set-server = utf8mb4
-collation-server = utf8mb4_general_ci
-skip-name-resolve
-max-connections = 300
-innodb-buffer-pool-size = 64M
-innodb-log-file-size = 32M
-# Test data: these survive a server crash, not a machine crash.
-innodb-flush-log-at-trx-commit = 2
-innodb-doublewrite = 0
+$(my_common_conf)
 [client]
 socket = $MY_SOCKET
 # The administrator: root@localhost authenticates by the Unix socket owner (unix_socket plugin).
@@ -280,15 +263,7 @@ my_launch() {
 }
 
 my_halt() {  # $1: fast (clean shutdown) or kill (SIGKILL: a crash)
-  local pid
-  pid=$(my_pid)
-  ours "$pid" "$MY_CNF" || return 0
-  if [[ "$1" == fast ]]; then
-    kill -TERM "$pid" 2>/dev/null || true
-    wait_exit "$pid" 30 && return 0
-  fi
-  kill -KILL "$pid" 2>/dev/null || true
-  wait_exit "$pid" 30 || die "MariaDB (pid $pid) did not exit"
+  halt_process "$(my_pid)" "$MY_CNF" "$1" MariaDB
 }
 
 my_setup() {

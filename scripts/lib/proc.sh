@@ -128,6 +128,36 @@ tail_logs() {
 # PostgreSQL (and pg_autoctl, PgBouncer) refuse to run as root.
 as_pg() { if ((EUID == 0)); then runuser -u postgres -- "$@"; else "$@"; fi; }
 
+# Stops process $1 if it is alive and its command line mentions $2: $3 = fast (SIGTERM, then
+# SIGKILL after 30 s) or kill (SIGKILL at once: a crash). $4 names it in the error when it does
+# not exit.
+halt_process() {
+  ours "$1" "$2" || return 0
+  if [[ "$3" == fast ]]; then
+    kill -TERM "$1" 2>/dev/null || true
+    wait_exit "$1" 30 && return 0
+  fi
+  kill -KILL "$1" 2>/dev/null || true
+  wait_exit "$1" 30 || die "$4 (pid $1) did not exit"
+}
+
+# The [mysqld] settings every private MariaDB shares (test-servers.sh's server and the Galera
+# nodes): character set, memory, and test-data durability.
+my_common_conf() {
+  cat <<'CONF'
+# As Debian's packaged server and MySQL 8 (MariaDB's own default is latin1).
+character-set-server = utf8mb4
+collation-server = utf8mb4_general_ci
+skip-name-resolve
+max-connections = 300
+innodb-buffer-pool-size = 64M
+innodb-log-file-size = 32M
+# Test data: these survive a server crash, not a machine crash.
+innodb-flush-log-at-trx-commit = 2
+innodb-doublewrite = 0
+CONF
+}
+
 my_prog() {  # the path of a MariaDB program ($1), also when /usr/sbin is not on PATH
   command -v "$1" 2>/dev/null || { [[ -x "/usr/sbin/$1" ]] && echo "/usr/sbin/$1"; } || return 1
 }
