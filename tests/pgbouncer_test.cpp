@@ -73,7 +73,10 @@ TEST_F(PgbouncerTest, CounterNamedStatementsRunAnotherClientsStatementThroughThe
   const std::string name = unique_name("counter_name");
   auto client = [&](int me) {
     pqxx::connection c(bouncer_uri());
-    c.prepare(name, "SELECT " + std::to_string(me) + " AS who");
+    std::string text = "SELECT ";  // appended: "lit" + std::string&& trips g++ 12's -Wrestrict at -O3
+    text += std::to_string(me);
+    text += " AS who";
+    c.prepare(name, text);
     for (int i = 0; i < 200; ++i) {
       try {
         pqxx::nontransaction tx(c);
@@ -114,7 +117,8 @@ void race_sqllock_statements(const std::string& uri, statement_race& race) {
       try {
         if (!conn || conn->broken()) conn = detail::open_connection(spec, 5s);
         // A text per client, so a statement run as another's answers with another number.
-        const std::string text = "SELECT CAST($1 AS bigint) * 10 + " + std::to_string(me);
+        std::string text = "SELECT CAST($1 AS bigint) * 10 + ";
+        text += std::to_string(me);
         const detail::value arg[] = {std::int64_t{i}};
         const auto r = conn->exec(text, arg);
         (r.rows.at(0).at(0) == std::to_string(i * 10 + me) ? race.right : race.wrong).fetch_add(1);
@@ -135,7 +139,7 @@ void race_sqllock_statements(const std::string& uri, statement_race& race) {
 TEST_F(PgbouncerTest, TextDerivedNamesNeverRunAnotherStatementOnEitherDriver) {
   for (const std::string prefix : {"", "soci+"}) {
     statement_race race;
-    race_sqllock_statements(prefix + bouncer_uri(), race);
+    race_sqllock_statements(prefix + bouncer_uri(), race);  // std::string + std::string
     EXPECT_EQ(race.wrong.load(), 0) << prefix << ": a statement ran as another";
     EXPECT_EQ(race.other_errors.load(), 0) << prefix << race.first_other_error;
     std::cout << (prefix.empty() ? "pqxx" : "soci") << " prepare=on through PgBouncer: " << race.right << " right, "
@@ -147,7 +151,7 @@ TEST_F(PgbouncerTest, TextDerivedNamesNeverRunAnotherStatementOnEitherDriver) {
 TEST_F(PgbouncerTest, UnnamedStatementsAllRunRightOnEitherDriver) {
   for (const std::string prefix : {"", "soci+"}) {
     statement_race race;
-    race_sqllock_statements(prefix + with_query(bouncer_uri(), "prepare=off"), race);
+    race_sqllock_statements(prefix + with_query(bouncer_uri(), "prepare=off"), race);  // std::string + std::string
     EXPECT_EQ(race.wrong.load(), 0) << prefix;
     EXPECT_EQ(race.name_errors.load() + race.other_errors.load(), 0)
         << prefix << race.first_name_error << race.first_other_error;
@@ -163,7 +167,10 @@ void write_counter(const std::filesystem::path& file, long v) {
 
 // Both PostgreSQL drivers with ?prepare=off.
 std::vector<std::string> pooled_uris() {
-  return {with_query(bouncer_uri(), "prepare=off"), "soci+" + with_query(bouncer_uri(), "prepare=off")};
+  const std::string uri = with_query(bouncer_uri(), "prepare=off");
+  std::string soci = "soci+";
+  soci += uri;
+  return {uri, soci};
 }
 
 // Client A holds a session-level advisory lock, which stays with one server session of the
@@ -320,9 +327,11 @@ TEST_F(PgbouncerTest, TheCliRunsThroughThePooler) {
   // Without ?prepare=off: each run either works or fails saying what to do — never another error.
   std::vector<std::unique_ptr<program>> named;
   for (int p = 0; p < 4; ++p) {
+    std::string lock = "y";
+    lock += std::to_string(p);
     named.push_back(std::make_unique<program>(
-        std::vector<std::string>{SQLLOCK_CLI, "run", "--db", bouncer_uri(), "--table", table, "--lock",
-                                 "y" + std::to_string(p), "--", "true"},
+        std::vector<std::string>{SQLLOCK_CLI, "run", "--db", bouncer_uri(), "--table", table, "--lock", lock, "--",
+                                 "true"},
         make_temp_dir("sqllock-pgbouncer-named")));
   }
   for (auto& run : named) {
