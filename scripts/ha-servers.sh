@@ -676,6 +676,9 @@ cmd_start_galera() {
   # Node 1: an initialised data directory (test-servers.sh's template when there is one: the
   # same server and initialisation), started as a new cluster.
   galera_node_paths 1
+  # The server runs as mysql (user = mysql in my.cnf), also mariadb-install-db's bootstrap: it
+  # must be able to write the node's directories (tmpdir) before anything runs.
+  ((EUID == 0)) && chown -R mysql:mysql "$GALERA_HOME"
   tpl=$(template_dir my "$MARIADBD $("$MARIADBD" --version)") || tpl=
   if ! [[ -n "$tpl" && -f "$tpl/complete" ]] || ! cp -a "$tpl/data" "$G_DATA"; then
     rm -rf "$G_DATA"

@@ -34,8 +34,9 @@ struct dialect_sql {
   std::string rollback = "ROLLBACK";
 
   // ---- migrations
-  // When true, migration_lock starts a transaction that serialises all writers (SQLite's
-  // BEGIN IMMEDIATE) and migration_unlock commits it; every migration then runs inside it.
+  // When true, migration_lock starts a transaction that serialises all migrations (SQLite's
+  // BEGIN IMMEDIATE; PostgreSQL's BEGIN and pg_advisory_xact_lock) and migration_unlock commits
+  // it; every migration then runs inside it.
   bool migration_lock_is_transaction = false;
   std::string migration_lock;    // one per database; one row whose first field is "1" when taken
   std::string migration_unlock;

@@ -20,14 +20,17 @@ dialect_sql make_postgresql_sql(const std::string& table) {
   d.dir_name = "postgresql";
   d.transactional_ddl = true;
 
-  // A session-level advisory lock, one per database (advisory locks are scoped to the current
+  // A transaction-level advisory lock, one per database (advisory locks are scoped to the current
   // database), whatever lock table is migrated: migrations of different lock tables share the
   // history table, and two concurrent CREATE TABLE IF NOT EXISTS of it can fail on PostgreSQL's
   // catalog (duplicate pg_type entry). The key is the first 8 bytes of sha256('sqllock.migrate').
-  d.migration_lock =
-      "SELECT 1 FROM (SELECT pg_advisory_lock(" + std::string(kMigrationKey) + ")) AS t";
-  d.migration_unlock =
-      "SELECT pg_advisory_unlock(" + std::string(kMigrationKey) + ")";
+  // One transaction holds the lock and applies every migration (DDL is transactional here), so
+  // nothing outlives it: a session-level lock taken and released by separate statements would
+  // strand on a server connection of a transaction-mode pooler (PgBouncer) and block every later
+  // migration of the database.
+  d.migration_lock_is_transaction = true;
+  d.migration_lock = "BEGIN; SELECT pg_advisory_xact_lock(" + std::string(kMigrationKey) + ")";
+  d.migration_unlock = "COMMIT";
   d.create_history =
       "CREATE TABLE IF NOT EXISTS sqllock_schema_migrations ("
       " lock_table text NOT NULL, version integer NOT NULL, name text NOT NULL,"
