@@ -697,16 +697,7 @@ cmd_start_galera() {
   # sqllock_* databases); Galera replicates them, and the joiners copy them anyway.
   password=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
   runtime_password=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
-  galera_sql 1 "
-    CREATE DATABASE sqllock_test;
-    CREATE USER 'sqllock'@'%' IDENTIFIED BY '$password';
-    CREATE USER 'sqllock'@'localhost' IDENTIFIED BY '$password';
-    GRANT ALL ON *.* TO 'sqllock'@'%';
-    GRANT ALL ON *.* TO 'sqllock'@'localhost';
-    CREATE USER '$RUNTIME_ROLE'@'%' IDENTIFIED BY '$runtime_password';
-    CREATE USER '$RUNTIME_ROLE'@'localhost' IDENTIFIED BY '$runtime_password';
-    GRANT SELECT, INSERT, UPDATE, DELETE ON \`sqllock\\_%\`.* TO '$RUNTIME_ROLE'@'%';
-    GRANT SELECT, INSERT, UPDATE, DELETE ON \`sqllock\\_%\`.* TO '$RUNTIME_ROLE'@'localhost';" ||
+  galera_sql 1 "$(my_users_sql "$password" "$runtime_password")" ||
     galera_fail "creating the users and sqllock_test failed"
   echo "node 1: Synced after $(secs $(($(now_ms) - t0))) s"
 

@@ -291,16 +291,7 @@ my_setup() {
   # The owner gets ALL on *.*: tests may create further databases and KILL other sessions (fault
   # tests). The runtime user (docs/operations.md, "Least privilege") may only read and write rows,
   # in sqllock_test and the sqllock_fresh_* databases tests create (`_` escaped: a literal one).
-  "$MARIADB" --defaults-file="$MY_CNF" -e "
-    CREATE DATABASE sqllock_test;
-    CREATE USER 'sqllock'@'%' IDENTIFIED BY '$password';
-    CREATE USER 'sqllock'@'localhost' IDENTIFIED BY '$password';
-    GRANT ALL ON *.* TO 'sqllock'@'%';
-    GRANT ALL ON *.* TO 'sqllock'@'localhost';
-    CREATE USER '$RUNTIME_ROLE'@'%' IDENTIFIED BY '$runtime_password';
-    CREATE USER '$RUNTIME_ROLE'@'localhost' IDENTIFIED BY '$runtime_password';
-    GRANT SELECT, INSERT, UPDATE, DELETE ON \`sqllock\\_%\`.* TO '$RUNTIME_ROLE'@'%';
-    GRANT SELECT, INSERT, UPDATE, DELETE ON \`sqllock\\_%\`.* TO '$RUNTIME_ROLE'@'localhost';" ||
+  "$MARIADB" --defaults-file="$MY_CNF" -e "$(my_users_sql "$password" "$runtime_password")" ||
     { tail_logs "$MY_LOG"; return 1; }
   echo "MariaDB: ready after $(secs $(($(now_ms) - t0))) s"
   cat >"$DIR/my.env" <<EOF

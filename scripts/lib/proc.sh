@@ -158,6 +158,23 @@ innodb-doublewrite = 0
 CONF
 }
 
+# The SQL that makes database sqllock_test and the users every private MariaDB has: the owner
+# sqllock ($1: its password) with ALL on *.*, and $RUNTIME_ROLE ($2) with row rights only, in
+# sqllock_test and the sqllock_fresh_* databases tests create (`_` escaped: a literal one).
+my_users_sql() {
+  cat <<SQL
+CREATE DATABASE sqllock_test;
+CREATE USER 'sqllock'@'%' IDENTIFIED BY '$1';
+CREATE USER 'sqllock'@'localhost' IDENTIFIED BY '$1';
+GRANT ALL ON *.* TO 'sqllock'@'%';
+GRANT ALL ON *.* TO 'sqllock'@'localhost';
+CREATE USER '$RUNTIME_ROLE'@'%' IDENTIFIED BY '$2';
+CREATE USER '$RUNTIME_ROLE'@'localhost' IDENTIFIED BY '$2';
+GRANT SELECT, INSERT, UPDATE, DELETE ON \`sqllock\\_%\`.* TO '$RUNTIME_ROLE'@'%';
+GRANT SELECT, INSERT, UPDATE, DELETE ON \`sqllock\\_%\`.* TO '$RUNTIME_ROLE'@'localhost';
+SQL
+}
+
 my_prog() {  # the path of a MariaDB program ($1), also when /usr/sbin is not on PATH
   command -v "$1" 2>/dev/null || { [[ -x "/usr/sbin/$1" ]] && echo "/usr/sbin/$1"; } || return 1
 }
