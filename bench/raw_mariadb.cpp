@@ -1,7 +1,7 @@
 // The raw MariaDB baseline: sqllock's statements, prepared once per connection and executed with
 // MySQL Connector/C++ directly. Named raw.<kind>.mariadb.cycle_t<threads>.
 #ifdef SQLLOCK_HAVE_MYSQL
-#include "core/uri.hpp"
+#include "common/uri.hpp"
 #include "driver/mysql/cppconn.hpp"
 #include "support/databases.hpp"
 #include "support/harness.hpp"

@@ -4,7 +4,7 @@
 #include <soci/soci.h>
 #include <soci/sqlite3/soci-sqlite3.h>
 
-#include "core/uri.hpp"
+#include "common/uri.hpp"
 #include "support/databases.hpp"
 #include "support/harness.hpp"
 #include "support/raw_sql.hpp"

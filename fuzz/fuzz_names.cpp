@@ -1,5 +1,5 @@
-// libFuzzer target: lock-name and table-name validation (src/core/lock_name.cpp) and the SQL text
-// helpers that handle the table name (src/core/sql_text.cpp), on arbitrary bytes.
+// libFuzzer target: lock-name and table-name validation (src/common/lock_name.cpp) and the SQL text
+// helpers that handle the table name (src/common/sql_text.cpp), on arbitrary bytes.
 //
 // Besides crashes and sanitizer reports it checks the documented contracts against independent
 // models:
@@ -19,8 +19,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/lock_name.hpp"
-#include "core/sql_text.hpp"
+#include "common/lock_name.hpp"
+#include "common/sql_text.hpp"
 #include "sqllock/error.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-// libFuzzer target: sqllock::detail::parse_uri (src/core/uri.cpp) on arbitrary bytes.
+// libFuzzer target: sqllock::detail::parse_uri (src/common/uri.cpp) on arbitrary bytes.
 //
 // Besides crashes and sanitizer reports, it checks what callers rely on: a bad URI is refused with
 // invalid_argument (never another exception) whose message is one line; an accepted URI has a
@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/uri.hpp"
+#include "common/uri.hpp"
 #include "sqllock/error.hpp"
 
 namespace {

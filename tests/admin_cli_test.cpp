@@ -7,7 +7,7 @@
 #include <regex>
 #include <sstream>
 
-#include "core/lock_name.hpp"
+#include "common/lock_name.hpp"
 #include "sqllock/migrate.hpp"
 #include "sqllock/table_lock.hpp"
 #include "support/dead_port.hpp"

@@ -1,9 +1,9 @@
 // Unit tests of the core's text handling; no database needed.
 #include <gtest/gtest.h>
 
-#include "core/sha256.hpp"
-#include "core/sql_text.hpp"
-#include "core/uri.hpp"
+#include "common/sha256.hpp"
+#include "common/sql_text.hpp"
+#include "common/uri.hpp"
 #include "driver/placeholders.hpp"
 #include "sqllock/error.hpp"
 

@@ -17,8 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/uri.hpp"
-#include "driver/open.hpp"
+#include "common/uri.hpp"
+#include "core/open_session.hpp"
 #include "sqllock/error.hpp"
 #include "support/fresh_database.hpp"
 #include "support/test_env.hpp"

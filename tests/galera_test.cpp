@@ -25,7 +25,7 @@
 #include <soci/mysql/soci-mysql.h>
 #include <soci/soci.h>
 
-#include "core/uri.hpp"
+#include "common/uri.hpp"
 #include "driver/mysql/cppconn.hpp"
 #include "sqllock/adapters/mysql.hpp"
 #include "sqllock/adapters/soci.hpp"

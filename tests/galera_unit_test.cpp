@@ -9,7 +9,7 @@
 
 #include "core/database_impl.hpp"
 #include "core/galera_guard.hpp"
-#include "core/uri.hpp"
+#include "common/uri.hpp"
 #include "dialect/galera_sql.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/row_lock.hpp"

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <sstream>
 
-#include "core/sha256.hpp"
+#include "common/sha256.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/migrate.hpp"
 #include "support/fresh_database.hpp"

@@ -23,8 +23,8 @@
 #include <pqxx/nontransaction>
 #include <pqxx/pqxx>
 
-#include "core/uri.hpp"
-#include "driver/open.hpp"
+#include "common/uri.hpp"
+#include "core/open_session.hpp"
 #include "driver/pg_statements.hpp"
 #include "sqllock/adapters/pqxx.hpp"
 #include "sqllock/advisory_lock.hpp"

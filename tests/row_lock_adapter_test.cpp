@@ -17,7 +17,7 @@
 #include <soci/soci.h>
 #include <soci/sqlite3/soci-sqlite3.h>
 
-#include "core/uri.hpp"
+#include "common/uri.hpp"
 #include "driver/libpq_uri.hpp"
 #include "driver/mysql/cppconn.hpp"
 #include "sqllock/adapters/mysql.hpp"

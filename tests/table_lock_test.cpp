@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "core/database_impl.hpp"
-#include "core/identity.hpp"
+#include "common/identity.hpp"
 #include "core/lease_registry.hpp"
 #include "core/table_store.hpp"
 #include "sqllock/error.hpp"

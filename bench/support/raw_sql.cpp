@@ -6,7 +6,7 @@
 #include <memory>
 #include <mutex>
 
-#include "core/identity.hpp"
+#include "common/identity.hpp"
 
 namespace sqllock::bench {
 

@@ -4,8 +4,8 @@
 
 #include "core/advisory_protocol.hpp"
 #include "core/database_impl.hpp"
-#include "core/lock_name.hpp"
-#include "core/sha256.hpp"
+#include "common/lock_name.hpp"
+#include "common/sha256.hpp"
 
 namespace sqllock {
 namespace {

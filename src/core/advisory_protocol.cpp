@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <atomic>
 
-#include "core/identity.hpp"
+#include "common/identity.hpp"
 #include "dialect/dialect.hpp"
 #include "sqllock/error.hpp"
 
@@ -14,10 +14,11 @@ using steady = std::chrono::steady_clock;
 
 std::atomic<std::uint64_t> timeout_grants{0};
 
-// SQLSTATE 57014 (query_canceled): statement_timeout ended the wait. Like lock_timeout, it can
-// fire in the instant the lock is granted.
+// statement_timeout (query_canceled) ended the wait. Like lock_timeout, it can fire in the
+// instant the lock is granted.
 bool ended_by_timeout(dialect_kind dialect, const backend_error& e) {
-  return classify(dialect, e) == error_kind::lock_not_available || e.sqlstate() == "57014";
+  const error_kind kind = classify(dialect, e);
+  return kind == error_kind::lock_not_available || kind == error_kind::query_canceled;
 }
 
 }  // namespace

@@ -15,7 +15,8 @@ namespace {
 using steady = std::chrono::steady_clock;
 
 bool ended_by_timeout(const backend_error& e) {
-  return classify(dialect_kind::postgresql, e) == error_kind::lock_not_available || e.sqlstate() == "57014";
+  const error_kind kind = classify(dialect_kind::postgresql, e);
+  return kind == error_kind::lock_not_available || kind == error_kind::query_canceled;
 }
 
 // Ends the transaction without keeping anything; a session that cannot is reset before reuse.
@@ -137,7 +138,7 @@ bool advisory_xact_lock_in_caller_transaction(connection& conn, dialect_kind dia
   try {
     conn.exec_direct(sql.savepoint);
   } catch (const backend_error& e) {
-    if (e.sqlstate() == "25P01")  // no_active_sql_transaction
+    if (classify(dialect, e) == error_kind::no_transaction)
       throw invalid_argument("a transaction-level advisory lock needs an open transaction; begin one first");
     throw;
   }

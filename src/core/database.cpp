@@ -1,9 +1,9 @@
 #include <unistd.h>
 
 #include "core/database_impl.hpp"
-#include "core/identity.hpp"
-#include "core/sql_text.hpp"
-#include "driver/open.hpp"
+#include "common/identity.hpp"
+#include "common/sql_text.hpp"
+#include "core/open_session.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock {

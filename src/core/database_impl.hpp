@@ -10,7 +10,7 @@
 
 #include "core/galera_guard.hpp"
 #include "core/lease_registry.hpp"
-#include "core/uri.hpp"
+#include "common/uri.hpp"
 #include "core/wakeup_hub.hpp"
 #include "dialect/dialect.hpp"
 #include "driver/connection.hpp"

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "core/database_impl.hpp"
-#include "core/message_text.hpp"
+#include "common/message_text.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "core/database_impl.hpp"
-#include "core/identity.hpp"
+#include "common/identity.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {

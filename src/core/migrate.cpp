@@ -6,8 +6,8 @@
 
 #include "core/database_impl.hpp"
 #include "core/embedded_migrations.hpp"
-#include "core/sha256.hpp"
-#include "core/sql_text.hpp"
+#include "common/sha256.hpp"
+#include "common/sql_text.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock {

@@ -7,9 +7,9 @@
 
 #include "core/database_impl.hpp"
 #include "core/galera_guard.hpp"
-#include "core/lock_name.hpp"
+#include "common/lock_name.hpp"
 #include "core/session_lock.hpp"
-#include "core/sha256.hpp"
+#include "common/sha256.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock {

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "core/identity.hpp"
+#include "common/identity.hpp"
 #include "dialect/session_lock_sql.hpp"
 #include "sqllock/error.hpp"
 

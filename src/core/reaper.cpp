@@ -4,7 +4,7 @@
 
 #include "core/admin_store.hpp"
 #include "core/database_impl.hpp"
-#include "core/lock_name.hpp"
+#include "common/lock_name.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock {

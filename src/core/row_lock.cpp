@@ -8,7 +8,7 @@
 #include "core/database_impl.hpp"
 #include "core/galera_guard.hpp"
 #include "core/row_lock_core.hpp"
-#include "core/sql_text.hpp"
+#include "common/sql_text.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "core/lock_name.hpp"
+#include "common/lock_name.hpp"
 
 namespace sqllock::detail {
 namespace {

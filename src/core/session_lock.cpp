@@ -6,7 +6,7 @@
 #include <tuple>
 #include <vector>
 
-#include "core/identity.hpp"
+#include "common/identity.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {

@@ -8,8 +8,8 @@
 
 #include "core/backoff.hpp"
 #include "core/database_impl.hpp"
-#include "core/identity.hpp"
-#include "core/lock_name.hpp"
+#include "common/identity.hpp"
+#include "common/lock_name.hpp"
 #include "core/table_store.hpp"
 #include "sqllock/error.hpp"
 

@@ -7,7 +7,7 @@
 
 #include "core/backoff.hpp"
 #include "core/field_value.hpp"
-#include "core/identity.hpp"
+#include "common/identity.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {

@@ -1,7 +1,7 @@
 #include "core/wakeup_hub.hpp"
 
 #include "core/database_impl.hpp"
-#include "driver/open.hpp"
+#include "core/open_session.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {

@@ -3,7 +3,7 @@
 
 #include <string_view>
 
-#include "core/sql_text.hpp"
+#include "common/sql_text.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {

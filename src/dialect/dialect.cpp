@@ -13,6 +13,15 @@ std::shared_ptr<const dialect_sql> make_dialect_sql(dialect_kind kind, const std
   throw not_supported("unknown dialect");
 }
 
+std::span<const std::string_view> session_setup(dialect_kind kind) noexcept {
+  static constexpr std::string_view mysql[] = {
+      "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO,"
+      "NO_ENGINE_SUBSTITUTION', time_zone = '+00:00'",
+  };
+  if (kind == dialect_kind::mysql) return mysql;
+  return {};
+}
+
 error_kind classify(dialect_kind kind, const backend_error& e) {
   const std::string_view state = e.sqlstate();
   const std::string_view what = e.what();
@@ -22,6 +31,8 @@ error_kind classify(dialect_kind kind, const backend_error& e) {
       if (state == "55P03") return error_kind::lock_not_available;
       if (state == "40P01") return error_kind::deadlock;
       if (state == "40001") return error_kind::serialization;
+      if (state == "57014") return error_kind::query_canceled;
+      if (state == "25P01") return error_kind::no_transaction;
       return error_kind::other;
     case dialect_kind::mysql:
       switch (e.vendor_code()) {

@@ -5,12 +5,20 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 
 #include "sqllock/database.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {
+
+// The statements a connection runs once, right after it is opened and before sqllock's first
+// statement on it. MySQL: strict mode, so an over-long value is an error instead of being
+// truncated into another lock's name, and UTC, so NOW() and times read back as text mean the same
+// everywhere. Empty for the other dialects.
+std::span<const std::string_view> session_setup(dialect_kind kind) noexcept;
 
 // What a backend_error means to the core, independent of dialect.
 enum class error_kind {
@@ -19,6 +27,8 @@ enum class error_kind {
   lock_not_available, // NOWAIT failed or lock_timeout / innodb_lock_wait_timeout fired
   deadlock,           // the server chose this statement as a deadlock victim
   serialization,      // transient conflict; the statement may be retried (SQLite BUSY)
+  query_canceled,     // statement_timeout (or a cancel request) ended the statement
+  no_transaction,     // the statement needs an open transaction and there is none
 };
 
 struct dialect_sql {

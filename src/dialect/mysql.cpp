@@ -1,5 +1,5 @@
 // MySQL 8 and MariaDB 10.6+ statements.
-#include "core/sql_text.hpp"
+#include "common/sql_text.hpp"
 #include "dialect/dialect.hpp"
 
 namespace sqllock::detail {

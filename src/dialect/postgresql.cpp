@@ -1,7 +1,7 @@
 // PostgreSQL 12+ statements.
 #include <string_view>
 
-#include "core/sql_text.hpp"
+#include "common/sql_text.hpp"
 #include "dialect/dialect.hpp"
 
 namespace sqllock::detail {

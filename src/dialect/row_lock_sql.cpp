@@ -5,7 +5,7 @@
 #include <string_view>
 #include <utility>
 
-#include "core/sql_text.hpp"
+#include "common/sql_text.hpp"
 
 namespace sqllock::detail {
 namespace {

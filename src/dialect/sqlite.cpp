@@ -1,5 +1,5 @@
 // SQLite 3.35+ statements (upsert with RETURNING).
-#include "core/sql_text.hpp"
+#include "common/sql_text.hpp"
 #include "dialect/dialect.hpp"
 
 namespace sqllock::detail {

@@ -4,8 +4,7 @@
 
 namespace sqllock::detail {
 
-std::unique_ptr<connection> open_connection(const connection_spec& spec,
-                                            std::chrono::milliseconds timeout) {
+std::unique_ptr<connection> open_driver(const connection_spec& spec, std::chrono::milliseconds timeout) {
   switch (spec.driver) {
     case driver_kind::pqxx:
 #if defined(SQLLOCK_HAVE_PQXX)

@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/sha256.hpp"
+#include "common/sha256.hpp"
 
 namespace sqllock::detail {
 

@@ -24,15 +24,6 @@ std::string host_address(const connection_spec& spec) {
   return "tcp://" + (ipv6 ? "[" + spec.host + "]" : spec.host) + ":" + std::to_string(spec.port.value_or(3306));
 }
 
-// Session settings every sqllock statement relies on: strict mode, so an over-long value is an
-// error instead of being truncated into another lock's name, and UTC, so times read back as
-// text mean the same everywhere.
-constexpr const char* session_setup[] = {
-    "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ZERO_IN_DATE,"
-    "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'",
-    "SET SESSION time_zone = '+00:00'",
-};
-
 }  // namespace
 
 std::unique_ptr<connection> open_mysql(const connection_spec& spec, std::chrono::milliseconds timeout) {
@@ -56,9 +47,7 @@ std::unique_ptr<connection> open_mysql(const connection_spec& spec, std::chrono:
                            "; check that the server is running and the URI's host, port, user, "
                            "password and database)");
   }
-  auto session = std::make_unique<mysql_connection>(std::move(native), spec.display);
-  for (const char* statement : session_setup) session->exec_direct(statement);
-  return session;
+  return std::make_unique<mysql_connection>(std::move(native), spec.display);
 }
 
 }  // namespace sqllock::detail

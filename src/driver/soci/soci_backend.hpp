@@ -22,7 +22,7 @@
 
 #include <soci/soci.h>
 
-#include "core/uri.hpp"
+#include "common/uri.hpp"
 #include "driver/abandon.hpp"
 #include "driver/connection.hpp"
 

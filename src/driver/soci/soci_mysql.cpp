@@ -22,12 +22,6 @@ struct mysql_result_deleter {
 };
 using mysql_result_ptr = std::unique_ptr<MYSQL_RES, mysql_result_deleter>;
 
-// The session setup every sqllock MySQL connection runs (the Connector/C++ driver does the same):
-// strict mode, so bad values fail instead of being truncated, and UTC for NOW() and TIMESTAMPs.
-constexpr std::string_view kSessionSetup =
-    "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO,"
-    "NO_ENGINE_SUBSTITUTION', time_zone = '+00:00'";
-
 [[noreturn]] void throw_last_error(MYSQL* conn) {
   throw soci::mysql_soci_error(mysql_error(conn), static_cast<int>(mysql_errno(conn)));
 }
@@ -179,7 +173,6 @@ std::unique_ptr<soci_backend> open_soci_mysql(const connection_spec& spec, std::
   MYSQL*& slot = backend->native();
   mysql_close(slot);
   slot = own.release();
-  backend->run_direct(kSessionSetup);
   return backend;
 }
 

@@ -1,6 +1,6 @@
-#include "core/message_text.hpp"
+#include "common/message_text.hpp"
 
-#include "core/lock_name.hpp"
+#include "common/lock_name.hpp"
 
 namespace sqllock::detail {
 namespace {

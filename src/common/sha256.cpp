@@ -1,4 +1,4 @@
-#include "core/sha256.hpp"
+#include "common/sha256.hpp"
 
 namespace sqllock::detail {
 namespace {

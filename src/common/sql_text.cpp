@@ -1,6 +1,6 @@
-#include "core/sql_text.hpp"
+#include "common/sql_text.hpp"
 
-#include "core/message_text.hpp"
+#include "common/message_text.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {

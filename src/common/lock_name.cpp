@@ -1,4 +1,4 @@
-#include "core/lock_name.hpp"
+#include "common/lock_name.hpp"
 
 #include <string>
 

@@ -1,9 +1,9 @@
-#include "core/uri.hpp"
+#include "common/uri.hpp"
 
 #include <cctype>
 #include <charconv>
 
-#include "core/message_text.hpp"
+#include "common/message_text.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {

@@ -1,4 +1,4 @@
-#include "core/identity.hpp"
+#include "common/identity.hpp"
 
 #include <pthread.h>
 #include <sys/syscall.h>
