@@ -51,7 +51,6 @@
 
 #include "sqllock/export.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -65,6 +64,7 @@
 
 #include "sqllock/database.hpp"
 #include "sqllock/deadline.hpp"
+#include "sqllock/scoped_result.hpp"
 #include "sqllock/session_lock_options.hpp"
 
 namespace sqllock {
@@ -123,17 +123,20 @@ class SQLLOCK_API advisory_lock {
 
   // ---- exclusive
   // Blocks until acquired. Throws connection_error (the session died; nothing is held),
-  // backend_error (e.g. SQLSTATE 40P01 when PostgreSQL picked this wait as a deadlock victim).
+  // deadlock (a backend_error: PostgreSQL picked this wait as a deadlock victim, SQLSTATE 40P01;
+  // nothing was taken) or another backend_error.
   void lock();
   // One attempt without waiting (pg_try_advisory_lock). False when another session holds it.
-  bool try_lock();
-  // Waits up to `timeout` (lock_timeout). False when it is still held elsewhere by then.
+  [[nodiscard]] bool try_lock();
+  // Waits up to `timeout` (lock_timeout), any std::chrono duration (saturated, see deadline.hpp:
+  // hours::max() waits like lock()). False when it is still held elsewhere by then.
   template <class Rep, class Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
+  [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
     return try_lock_until_steady(false, detail::steady_deadline_after(timeout));
   }
+  // Waits until `deadline`, on any clock. False when it is still held elsewhere by then.
   template <class Clock, class Duration>
-  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
+  [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
     return try_lock_until_steady(false, detail::steady_deadline_at(deadline));
   }
   // Releases one exclusive level of the calling owner. Never throws: failures go to
@@ -146,13 +149,13 @@ class SQLLOCK_API advisory_lock {
 
   // ---- shared: the same contracts for the shared mode
   void lock_shared();
-  bool try_lock_shared();
+  [[nodiscard]] bool try_lock_shared();
   template <class Rep, class Period>
-  bool try_lock_shared_for(const std::chrono::duration<Rep, Period>& timeout) {
+  [[nodiscard]] bool try_lock_shared_for(const std::chrono::duration<Rep, Period>& timeout) {
     return try_lock_until_steady(true, detail::steady_deadline_after(timeout));
   }
   template <class Clock, class Duration>
-  bool try_lock_shared_until(const std::chrono::time_point<Clock, Duration>& deadline) {
+  [[nodiscard]] bool try_lock_shared_until(const std::chrono::time_point<Clock, Duration>& deadline) {
     return try_lock_until_steady(true, detail::steady_deadline_at(deadline));
   }
   void unlock_shared() noexcept;
@@ -195,12 +198,13 @@ struct advisory_xact_options {
 
 namespace detail {
 // Opens a transaction on a pooled connection, takes the transaction-level advisory lock — waiting
-// forever (timeout nullopt), up to `timeout`, or not at all (zero) — runs body with a token that
-// is signalled if the session dies, and commits; rolls back and rethrows if body throws. Returns
-// false, without running body, when the lock was not acquired in time.
+// forever (deadline nullopt), until `deadline`, or not at all (a deadline already past) — runs body
+// with a token that is signalled if the session dies, and commits; rolls back and rethrows if body
+// throws. Returns false, without running body, when the lock was not acquired in time.
 SQLLOCK_API bool run_with_advisory_xact_lock(const database& db, const advisory_key& key,
-                                 std::optional<std::chrono::milliseconds> timeout, const advisory_xact_options& options,
-                                 const std::function<void(std::stop_token)>& body);
+                                             std::optional<std::chrono::steady_clock::time_point> deadline,
+                                             const advisory_xact_options& options,
+                                             const std::function<void(std::stop_token)>& body);
 
 template <class F>
 decltype(auto) invoke_with_token(F& fn, std::stop_token token) {
@@ -213,21 +217,14 @@ decltype(auto) invoke_with_token(F& fn, std::stop_token token) {
 template <class F>
 using xact_result_t = decltype(invoke_with_token(std::declval<F&>(), std::stop_token{}));
 
-// Runs fn under the lock and keeps its result: bool for void functions, std::optional<R> otherwise.
+// Runs fn under the lock and keeps its result (see scoped_result.hpp).
 template <class F>
-auto run_keeping_result(const database& db, const advisory_key& key, std::optional<std::chrono::milliseconds> timeout,
+auto run_keeping_result(const database& db, const advisory_key& key,
+                        std::optional<std::chrono::steady_clock::time_point> deadline,
                         const advisory_xact_options& options, F& fn) {
-  using R = xact_result_t<F>;
-  static_assert(!std::is_reference_v<R>, "fn must return a value (or void), not a reference");
-  if constexpr (std::is_void_v<R>) {
-    return run_with_advisory_xact_lock(db, key, timeout, options,
-                                       [&](std::stop_token token) { invoke_with_token(fn, std::move(token)); });
-  } else {
-    std::optional<R> out;
-    run_with_advisory_xact_lock(db, key, timeout, options,
-                                [&](std::stop_token token) { out.emplace(invoke_with_token(fn, std::move(token))); });
-    return out;
-  }
+  auto call = [&fn](std::stop_token token) -> xact_result_t<F> { return invoke_with_token(fn, std::move(token)); };
+  return scoped_result<xact_result_t<F>>::keep(
+      [&](const auto& body) { return run_with_advisory_xact_lock(db, key, deadline, options, body); }, call);
 }
 }  // namespace detail
 
@@ -238,32 +235,53 @@ auto run_keeping_result(const database& db, const advisory_key& key, std::option
 // your own). Safe behind PgBouncer in transaction mode. Each call is its own transaction on its
 // own connection: calling it again inside fn for the same key waits for itself forever.
 // Throws not_supported unless PostgreSQL; connection_error / backend_error when the lock cannot be
-// taken; lock_lost when the session died while fn ran (fn has completed; the lock ended early,
-// so its work may have overlapped another holder's).
+// taken — deadlock (a transaction_rollback) when PostgreSQL picked this wait as a deadlock victim
+// (fn did not run; retry the call); lock_lost when the session died while fn ran (fn has
+// completed; the lock ended early, so its work may have overlapped another holder's).
 template <class F>
 auto with_advisory_xact_lock(const database& db, const advisory_key& key, F&& fn, const advisory_xact_options& options = {})
     -> detail::xact_result_t<F> {
-  [[maybe_unused]] auto result = detail::run_keeping_result(db, key, std::nullopt, options, fn);
-  if constexpr (!std::is_void_v<detail::xact_result_t<F>>) return std::move(*result);
+  return detail::scoped_result<detail::xact_result_t<F>>::value(
+      detail::run_keeping_result(db, key, std::nullopt, options, fn));
 }
+// The same, on the key of `name` (advisory_key::from_name).
 template <class F>
 auto with_advisory_xact_lock(const database& db, std::string_view name, F&& fn, const advisory_xact_options& options = {})
     -> detail::xact_result_t<F> {
   return with_advisory_xact_lock(db, advisory_key::from_name(name), std::forward<F>(fn), options);
 }
 
-// Like with_advisory_xact_lock, but waits at most `timeout` (zero: pg_try_advisory_xact_lock, no
-// wait). Returns true (void fn) or fn's result when fn ran, false / std::nullopt when the lock
-// was still held elsewhere (fn did not run).
-template <class F>
-auto try_with_advisory_xact_lock(const database& db, const advisory_key& key, std::chrono::milliseconds timeout, F&& fn,
-                                 const advisory_xact_options& options = {}) {
-  return detail::run_keeping_result(db, key, std::max(timeout, std::chrono::milliseconds::zero()), options, fn);
+// Like with_advisory_xact_lock, but waits at most `timeout`, any std::chrono duration (saturated,
+// see deadline.hpp: hours::max() waits like with_advisory_xact_lock; zero or less is one
+// pg_try_advisory_xact_lock, no wait). Returns true (void fn) or fn's result when fn ran, false /
+// std::nullopt when the lock was still held elsewhere (fn did not run). Throws like
+// with_advisory_xact_lock.
+template <class Rep, class Period, class F>
+[[nodiscard]] auto try_with_advisory_xact_lock_for(const database& db, const advisory_key& key,
+                                                   const std::chrono::duration<Rep, Period>& timeout, F&& fn,
+                                                   const advisory_xact_options& options = {}) {
+  return detail::run_keeping_result(db, key, detail::steady_deadline_after(timeout), options, fn);
 }
-template <class F>
-auto try_with_advisory_xact_lock(const database& db, std::string_view name, std::chrono::milliseconds timeout, F&& fn,
-                                 const advisory_xact_options& options = {}) {
-  return try_with_advisory_xact_lock(db, advisory_key::from_name(name), timeout, std::forward<F>(fn), options);
+// The same, on the key of `name` (advisory_key::from_name).
+template <class Rep, class Period, class F>
+[[nodiscard]] auto try_with_advisory_xact_lock_for(const database& db, std::string_view name,
+                                                   const std::chrono::duration<Rep, Period>& timeout, F&& fn,
+                                                   const advisory_xact_options& options = {}) {
+  return try_with_advisory_xact_lock_for(db, advisory_key::from_name(name), timeout, std::forward<F>(fn), options);
+}
+
+// The former name of try_with_advisory_xact_lock_for, which it calls (and saturates the same way).
+template <class Rep, class Period, class F>
+[[nodiscard, deprecated("use sqllock::try_with_advisory_xact_lock_for")]] auto try_with_advisory_xact_lock(
+    const database& db, const advisory_key& key, const std::chrono::duration<Rep, Period>& timeout, F&& fn,
+    const advisory_xact_options& options = {}) {
+  return try_with_advisory_xact_lock_for(db, key, timeout, std::forward<F>(fn), options);
+}
+template <class Rep, class Period, class F>
+[[nodiscard, deprecated("use sqllock::try_with_advisory_xact_lock_for")]] auto try_with_advisory_xact_lock(
+    const database& db, std::string_view name, const std::chrono::duration<Rep, Period>& timeout, F&& fn,
+    const advisory_xact_options& options = {}) {
+  return try_with_advisory_xact_lock_for(db, name, timeout, std::forward<F>(fn), options);
 }
 
 }  // namespace sqllock

@@ -85,6 +85,7 @@ class SQLLOCK_API database {
 
  private:
   friend struct detail::database_access;
+  explicit database(std::shared_ptr<detail::database_impl> impl) noexcept;
   std::shared_ptr<detail::database_impl> impl_;
 };
 

@@ -86,6 +86,34 @@ class SQLLOCK_API backend_error : public error {
   long long vendor_code_;
 };
 
+// The server ended the unit of work to break a conflict with another session, and nothing that
+// unit did was kept: in a transaction sqllock runs (with_row_lock, with_advisory_xact_lock) nothing
+// was committed; a lock the call was taking was not taken. Retrying the whole unit — the whole
+// with_row_lock call, or the caller's whole transaction — may succeed. Release the other locks the
+// caller holds before retrying when it may be part of the conflict. What else the server rolled
+// back in a caller's own transaction is said by the function that threw (see the adapters).
+// Catchable as backend_error, so code written before this class existed still catches it.
+class SQLLOCK_API transaction_rollback : public backend_error {
+ public:
+  using backend_error::backend_error;
+};
+
+// The server chose this session as the victim of a deadlock (PostgreSQL SQLSTATE 40P01; MySQL and
+// MariaDB error 1213, which on Galera also reports a certification conflict with another node, and
+// MySQL's 3058 for a cycle of GET_LOCK waits). Retry the unit as for transaction_rollback; taking
+// locks in one fixed order (for example sorted by name) avoids the cycle.
+class SQLLOCK_API deadlock : public transaction_rollback {
+ public:
+  using transaction_rollback::transaction_rollback;
+};
+
+// The server could not serialise this transaction with a concurrent one (PostgreSQL SQLSTATE
+// 40001, at REPEATABLE READ or SERIALIZABLE). Retry the unit as for transaction_rollback.
+class SQLLOCK_API serialization_failure : public transaction_rollback {
+ public:
+  using transaction_rollback::transaction_rollback;
+};
+
 // The database refused a statement because the connecting role lacks a privilege (PostgreSQL
 // SQLSTATE 42501; MySQL/MariaDB "command denied" errors such as 1142). Retrying will not help:
 // lock operations need SELECT, INSERT, UPDATE and DELETE on sqllock's tables (and USAGE on the

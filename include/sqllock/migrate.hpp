@@ -39,13 +39,13 @@ struct migration_info {
 // edited) or the database records a version newer than this library knows (upgrade sqllock);
 // permission_denied when the role may not create or alter the tables (migrate as their owner);
 // connection_error / backend_error when the database fails.
-SQLLOCK_API migrate_result migrate(database& db);
+SQLLOCK_API migrate_result migrate(const database& db);
 
 // The migrations this library ships for a dialect, oldest first.
 SQLLOCK_API std::vector<migration_info> known_migrations(dialect_kind dialect);
 
 // The newest schema version applied to db.table(), or 0 when none is.
 // Throws connection_error / backend_error when the database fails.
-SQLLOCK_API int schema_version(database& db);
+SQLLOCK_API int schema_version(const database& db);
 
 }  // namespace sqllock

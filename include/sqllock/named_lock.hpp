@@ -80,20 +80,22 @@ class SQLLOCK_API named_lock {
   named_lock(const named_lock&) = delete;
   named_lock& operator=(const named_lock&) = delete;
 
-  // Blocks until acquired. Throws connection_error (the session died; nothing is held),
-  // backend_error (GET_LOCK returned NULL — the wait was killed — or the server found a deadlock
-  // between user locks) or not_supported (a multi-node Galera cluster, see above; also from the
+  // Blocks until acquired. Throws connection_error (the session died; nothing is held), deadlock
+  // (a backend_error: the server found a cycle of GET_LOCK waits, MySQL error 3058, and refused
+  // this one; nothing was taken), backend_error (GET_LOCK returned NULL — the wait was killed) or
+  // not_supported (a multi-node Galera cluster, see above; also from the
   // try_lock forms).
   void lock();
   // One attempt without waiting: GET_LOCK(name, 0). False when another session holds it.
-  bool try_lock();
-  // Waits up to `timeout`. False when it is still held elsewhere by then.
+  [[nodiscard]] bool try_lock();
+  // Waits up to `timeout`, any std::chrono duration (saturated, see deadline.hpp). False when it
+  // is still held elsewhere by then.
   template <class Rep, class Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
+  [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
     return try_lock_until_steady(detail::steady_deadline_after(timeout));
   }
   template <class Clock, class Duration>
-  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
+  [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
     return try_lock_until_steady(detail::steady_deadline_at(deadline));
   }
   // Releases one level of the calling owner. Never throws: failures go to options.on_unlock_error.

@@ -23,10 +23,12 @@
 namespace sqllock {
 
 // Largest batch reap() accepts.
-inline constexpr std::size_t kMaxReapBatch = 100000;
+inline constexpr std::size_t max_reap_batch = 100000;
+// The former name of max_reap_batch.
+[[deprecated("use sqllock::max_reap_batch")]] inline constexpr std::size_t kMaxReapBatch = max_reap_batch;
 
 struct reap_options {
-  // Rows deleted per statement (per short transaction on MySQL), 1 to kMaxReapBatch. Bounds how
+  // Rows deleted per statement (per short transaction on MySQL), 1 to max_reap_batch. Bounds how
   // long one statement runs and how many row locks it holds.
   std::size_t batch_size = 1000;
 

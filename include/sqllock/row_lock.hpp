@@ -50,6 +50,7 @@
 
 #include "sqllock/database.hpp"
 #include "sqllock/deadline.hpp"
+#include "sqllock/scoped_result.hpp"
 
 namespace sqllock {
 
@@ -88,8 +89,9 @@ class SQLLOCK_API row_lock_tx {
   // Runs one statement in the lock's transaction. Placeholders are $1, $2 … (a number may repeat),
   // whatever the database; values are always bound, never spliced into the text. Do not COMMIT,
   // ROLLBACK or BEGIN here: with_row_lock ends the transaction (throw to roll back).
-  // Throws backend_error for what the server refuses; connection_error when the connection broke
-  // (the transaction and the lock are gone). After a failed statement on PostgreSQL, or a deadlock
+  // Throws backend_error for what the server refuses — deadlock or serialization_failure when it
+  // chose this transaction as a victim (retry the whole with_row_lock call); connection_error when
+  // the connection broke (the transaction and the lock are gone). After a failed statement on PostgreSQL, or a deadlock
   // anywhere, the transaction cannot commit: with_row_lock then rolls back and throws even if the
   // function returns normally.
   sql_result exec(std::string_view sql, std::initializer_list<sql_value> params = {});
@@ -130,20 +132,12 @@ namespace detail {
 template <class F>
 using row_lock_result_t = std::invoke_result_t<F&, row_lock_tx&>;
 
-// Runs `body` under the lock. Returns whether it ran (void body), or its result (std::nullopt
-// when it did not run).
+// Runs `body` under the lock and keeps its result (see scoped_result.hpp).
 template <class F>
 auto row_lock_attempt(const database& db, std::string_view name, row_wait_kind wait,
                       std::chrono::steady_clock::time_point deadline, F& body) {
-  using R = row_lock_result_t<F>;
-  if constexpr (std::is_void_v<R>) {
-    return run_row_locked(db, name, wait, deadline, [&](row_lock_tx& tx) { std::invoke(body, tx); });
-  } else {
-    static_assert(!std::is_reference_v<R>, "the function must return a value, not a reference");
-    std::optional<R> out;
-    run_row_locked(db, name, wait, deadline, [&](row_lock_tx& tx) { out.emplace(std::invoke(body, tx)); });
-    return out;
-  }
+  return scoped_result<row_lock_result_t<F>>::keep(
+      [&](const auto& run) { return run_row_locked(db, name, wait, deadline, run); }, body);
 }
 
 }  // namespace detail
@@ -154,33 +148,32 @@ auto row_lock_attempt(const database& db, std::string_view name, row_wait_kind w
 // Throws invalid_argument for a bad name or a name the calling thread already holds; not_supported
 // on SQLite and on a multi-node Galera cluster (see the top of this file); schema_error when
 // migration 2 has not run; connection_error when the connection breaks before or while body runs
-// (nothing was committed); outcome_unknown when it breaks during COMMIT; backend_error when the
-// server refuses, including a deadlock (the message says so; nothing was committed — retry the
-// whole call). Thread-safe: each call uses its own connection.
+// (nothing was committed); outcome_unknown when it breaks during COMMIT; deadlock or
+// serialization_failure (transaction_rollback, see error.hpp) when the server chose this
+// transaction as a victim, while locking or in one of body's statements (nothing was committed —
+// retry the whole call); backend_error when the server refuses otherwise. Thread-safe: each call
+// uses its own connection.
 template <class F>
 detail::row_lock_result_t<F> with_row_lock(const database& db, std::string_view name, F&& body) {
-  if constexpr (std::is_void_v<detail::row_lock_result_t<F>>) {
-    detail::row_lock_attempt(db, name, detail::row_wait_kind::block, {}, body);
-  } else {
-    return std::move(*detail::row_lock_attempt(db, name, detail::row_wait_kind::block, {}, body));
-  }
+  return detail::scoped_result<detail::row_lock_result_t<F>>::value(
+      detail::row_lock_attempt(db, name, detail::row_wait_kind::block, {}, body));
 }
 
 // Like with_row_lock, but does not wait (NOWAIT): if another transaction holds the lock, returns
 // false (body returns void) or std::nullopt (body returns a value) without running body.
 template <class F>
-auto try_with_row_lock(const database& db, std::string_view name, F&& body) {
+[[nodiscard]] auto try_with_row_lock(const database& db, std::string_view name, F&& body) {
   return detail::row_lock_attempt(db, name, detail::row_wait_kind::nowait, {}, body);
 }
 
-// Like try_with_row_lock, but waits up to `timeout` for the lock. On MySQL/MariaDB the wait is
-// rounded up to whole seconds (at least 1). A timeout of zero or less does not wait at all; one
-// longer than the server's longest lock timeout (PostgreSQL: about 24.8 days; MariaDB: about 3.2
-// years) waits that long.
+// Like try_with_row_lock, but waits up to `timeout`, any std::chrono duration (saturated, see
+// deadline.hpp). On MySQL/MariaDB the wait is rounded up to whole seconds (at least 1). A timeout
+// of zero or less does not wait at all; one longer than the server's longest lock timeout
+// (PostgreSQL: about 24.8 days; MariaDB: about 3.2 years) waits that long.
 // The connection's own lock wait setting is back in force before body runs.
 template <class Rep, class Period, class F>
-auto try_with_row_lock_for(const database& db, std::string_view name,
-                           const std::chrono::duration<Rep, Period>& timeout, F&& body) {
+[[nodiscard]] auto try_with_row_lock_for(const database& db, std::string_view name,
+                                         const std::chrono::duration<Rep, Period>& timeout, F&& body) {
   const auto deadline = detail::steady_deadline_after(timeout);
   return detail::row_lock_attempt(db, name, detail::row_wait_kind::until, deadline, body);
 }

@@ -15,19 +15,16 @@
 #pragma once
 
 #include <chrono>
-#include <exception>
-#include <functional>
-#include <string>
+
+#include "sqllock/lock_options.hpp"
 
 namespace sqllock {
 
 struct session_lock_options {
-  // Explicit owner key. Empty: each calling thread is its own owner with its own session, so
-  // threads exclude each other like with a std::mutex. Set: every thread using this key on the
-  // same handle shares one session and so one set of holds (re-entrant), and may unlock what
-  // another thread locked; their lock operations then take turns on that session. At most 128
-  // bytes.
-  std::string owner{};
+  // Who owns an acquisition (sqllock/lock_options.hpp). Each owner has its own session: the
+  // threads that share a key share one session and one set of holds, and their lock operations
+  // take turns on it.
+  owner_key owner{};
 
   // How often a session that holds locks is pinged to notice that it died. A dead session — its
   // ping fails, or stays unanswered for 0.8 s — is reported within keepalive + 1 s; after that,
@@ -35,14 +32,12 @@ struct session_lock_options {
   // Between 10 ms and 1 hour.
   std::chrono::milliseconds keepalive = std::chrono::seconds(5);
 
-  // Called once when the session holding this object's locks dies, on the thread that noticed
-  // (one of sqllock's keepalive threads, or a thread whose statement failed). Must not block for
-  // long and must not throw (exceptions are swallowed).
-  std::function<void()> on_lost{};
+  // Called when the session holding this object's locks dies (sqllock/lock_options.hpp), on the
+  // thread that noticed: one of sqllock's keepalive threads, or a thread whose statement failed.
+  lost_callback on_lost{};
 
-  // Called when unlock() (which must not throw) fails; receives the error. Default: one line on
-  // stderr. Use release() to get the exception instead.
-  std::function<void(const std::exception&)> on_unlock_error{};
+  // Where unlock()'s errors go (sqllock/lock_options.hpp).
+  unlock_error_callback on_unlock_error{};
 };
 
 }  // namespace sqllock

@@ -33,6 +33,7 @@
 
 #include "sqllock/database.hpp"
 #include "sqllock/deadline.hpp"
+#include "sqllock/lock_options.hpp"
 
 namespace sqllock {
 
@@ -48,17 +49,15 @@ struct table_lock_options {
   // (then it counts as lost) — for jobs that must not run longer than that.
   bool auto_renew = true;
 
-  // Explicit owner key. Empty: the calling thread owns each acquisition. Set: every thread using
-  // this key is the same owner (re-entrant), and may unlock what another thread locked.
-  std::string owner{};
+  // Who owns an acquisition (sqllock/lock_options.hpp).
+  owner_key owner{};
 
-  // Called once, on sqllock's renewal thread, when a held lock is lost. Must not block for long
-  // and must not throw (exceptions are swallowed).
-  std::function<void()> on_lost{};
+  // Called on sqllock's renewal thread when the lease of a held lock could not be renewed in time
+  // (sqllock/lock_options.hpp), or on the thread whose release found it taken over.
+  lost_callback on_lost{};
 
-  // Called when unlock() (which must not throw) fails; receives the error. Default: one line on
-  // stderr. Use release() to get the exception instead.
-  std::function<void(const std::exception&)> on_unlock_error{};
+  // Where unlock()'s errors go (sqllock/lock_options.hpp).
+  unlock_error_callback on_unlock_error{};
 };
 
 class SQLLOCK_API table_lock {
@@ -81,16 +80,16 @@ class SQLLOCK_API table_lock {
   // One attempt. Returns false when another owner holds a live lease, and also when the grant
   // comes back a full ttl after the attempt was sent (a paused process or network): that grant
   // is undone, because its lease may already have run out and been taken over.
-  bool try_lock();
+  [[nodiscard]] bool try_lock();
 
   // Retries with capped, jittered exponential backoff until acquired (true) or the deadline
   // passes (false). Never sleeps past the deadline.
   template <class Rep, class Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
+  [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
     return try_lock_until_steady(detail::steady_deadline_after(timeout));
   }
   template <class Clock, class Duration>
-  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
+  [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
     return try_lock_until_steady(detail::steady_deadline_at(deadline));
   }
 

@@ -1,6 +1,8 @@
 #include "core/admin_store.hpp"
 
+#include "core/error_translation.hpp"
 #include "core/field_value.hpp"
+#include "core/transaction.hpp"
 #include "dialect/dialect.hpp"
 #include "sqllock/error.hpp"
 
@@ -32,35 +34,10 @@ std::vector<lock_info> to_lock_infos(const result& res) {
   return out;
 }
 
-// BEGIN … COMMIT on one connection; rolled back when destroyed before commit().
-class transaction {
- public:
-  transaction(connection& conn, const admin_sql& sql) : conn_(conn), sql_(sql) { conn_.exec_direct(sql_.begin); }
-  ~transaction() {
-    if (done_ || conn_.broken()) return;  // a broken connection's transaction dies with it
-    try {
-      conn_.exec_direct(sql_.rollback);
-    } catch (...) {  // the error that got us here is the one worth reporting
-    }
-  }
-  transaction(const transaction&) = delete;
-  transaction& operator=(const transaction&) = delete;
-  void commit() {
-    conn_.exec_direct(sql_.commit);
-    done_ = true;
-  }
-
- private:
-  connection& conn_;
-  const admin_sql& sql_;
-  bool done_ = false;
-};
-
-[[noreturn]] void rethrow_as_unknown(const connection_error& e) {
-  throw outcome_unknown(std::string(e.what()) +
-                        " (the connection broke during a forced release; whether the row was deleted is "
-                        "unknown: check with `sqllock status --lock NAME`)");
-}
+// What a connection broken during a forced release leaves unknown.
+constexpr std::string_view kForcedReleaseUnknown =
+    "the connection broke during a forced release; whether the row was deleted is unknown: check with "
+    "`sqllock status --lock NAME`";
 
 }  // namespace
 
@@ -68,9 +45,7 @@ result admin_store::run(const std::string& sql, std::span<const value> params) {
   try {
     return conn_.exec(sql, params);
   } catch (const backend_error& e) {
-    if (classify(sql_.kind, e) == error_kind::undefined_table)
-      throw schema_error(std::string(e.what()) + " (the lock table is missing: run `sqllock migrate`)");
-    throw;
+    rethrow_classified(sql_.kind, e, {.subject = "a lock table statement failed"});
   }
 }
 
@@ -78,9 +53,7 @@ result admin_store::run_direct(const std::string& sql) {
   try {
     return conn_.exec_direct(sql);
   } catch (const backend_error& e) {
-    if (classify(sql_.kind, e) == error_kind::undefined_table)
-      throw schema_error(std::string(e.what()) + " (the lock table is missing: run `sqllock migrate`)");
-    throw;
+    rethrow_classified(sql_.kind, e, {.subject = "a lock table statement failed"});
   }
 }
 
@@ -111,7 +84,8 @@ reap_batch_result admin_store::reap_batch(std::size_t batch, std::chrono::millis
     }
     out.deleted += run(sql_.reap_delete, params).affected;
   }
-  tx.commit();
+  tx.commit("the connection broke during the COMMIT of a reap batch; whether its rows were deleted is unknown: "
+            "reap again");
   if (!picked.rows.empty() && picked.rows.back().at(1)) resume = *picked.rows.back()[1];
   return out;
 }
@@ -149,10 +123,8 @@ std::optional<lock_info> admin_store::force_release(const std::string& resource,
       const auto res = run(sql_.force_release, std::span(params, wakeup_channel.empty() ? 1 : 2));
       if (res.rows.empty()) return std::nullopt;
       return to_lock_info(res.rows.front());
-    } catch (const outcome_unknown&) {
-      throw;
     } catch (const connection_error& e) {
-      rethrow_as_unknown(e);
+      rethrow_outcome_unknown(e, kForcedReleaseUnknown);
     }
   }
   transaction tx(conn_, sql_);
@@ -162,11 +134,9 @@ std::optional<lock_info> admin_store::force_release(const std::string& resource,
   auto held = to_lock_info(res.rows.front());
   try {
     run(sql_.force_release, params);
-    tx.commit();
-  } catch (const outcome_unknown&) {
-    throw;
+    tx.commit(kForcedReleaseUnknown);
   } catch (const connection_error& e) {
-    rethrow_as_unknown(e);
+    rethrow_outcome_unknown(e, kForcedReleaseUnknown);
   }
   return held;
 }

@@ -1,9 +1,10 @@
 #include "core/advisory_protocol.hpp"
 
-#include <algorithm>
 #include <atomic>
 
 #include "common/identity.hpp"
+#include "core/error_translation.hpp"
+#include "core/transaction.hpp"
 #include "dialect/dialect.hpp"
 #include "sqllock/error.hpp"
 
@@ -13,13 +14,6 @@ namespace {
 using steady = std::chrono::steady_clock;
 
 std::atomic<std::uint64_t> timeout_grants{0};
-
-// statement_timeout (query_canceled) ended the wait. Like lock_timeout, it can fire in the
-// instant the lock is granted.
-bool ended_by_timeout(dialect_kind dialect, const backend_error& e) {
-  const error_kind kind = classify(dialect, e);
-  return kind == error_kind::lock_not_available || kind == error_kind::query_canceled;
-}
 
 }  // namespace
 
@@ -51,14 +45,6 @@ int advisory_key_index(const advisory_key& key) noexcept {
   return static_cast<int>(key.is_pair() ? advisory_key_kind::pair : advisory_key_kind::single);
 }
 
-std::string lock_timeout_text(steady::duration left) {
-  // PostgreSQL refuses a lock_timeout over INT_MAX ms (24.8 days); a longer wait is made of such
-  // rounds by the callers' loops.
-  constexpr long long kMaxLockTimeoutMs = 2147483647;
-  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
-  return std::to_string(std::clamp<long long>(ms, 1, kMaxLockTimeoutMs)) + "ms";
-}
-
 bool pg_true(const field& f) noexcept { return f && (*f == "t" || *f == "true" || *f == "1"); }
 
 std::uint64_t advisory_timeout_grants() noexcept { return timeout_grants.load(); }
@@ -88,11 +74,20 @@ bool advisory_protocol::acquire(connection& conn, lock_mode mode, std::optional<
   state.answered = true;
   const bool free = pg_true(own_session_or_refuse(first.rows.at(0).at(0), description_));
   if (free) return true;
+  const std::string subject = description_ + " could not be taken";
+  const failure_context context{.subject = subject,
+                                .rolled_back = "the waiting statement (nothing was taken)",
+                                .retry = "the lock, after releasing other locks this owner holds (they may be "
+                                         "part of the cycle)"};
   while (true) {
     if (deadline && steady::now() >= *deadline) return false;
-    // lock_timeout is set for this session only around the one waiting statement ("0": no
-    // limit, in case the server or role configured one).
-    conn.exec(sql_.set_lock_timeout, std::vector<value>{deadline ? lock_timeout_text(*deadline - steady::now()) : "0"});
+    // lock_timeout is set for this session only around the one waiting statement (no limit
+    // without a deadline, in case the server or role configured one), and RESET after it.
+    lock_wait_bound bound(conn, sql_.session_lock_wait);
+    if (deadline)
+      bound.set(*deadline - steady::now());
+    else
+      bound.set_unlimited();
     bool held = false;
     std::exception_ptr failure;
     try {
@@ -102,7 +97,11 @@ bool advisory_protocol::acquire(connection& conn, lock_mode mode, std::optional<
       failure = std::current_exception();  // refused without waiting; lock_timeout is reset below
     } catch (const backend_error& e) {
       if (!ended_by_timeout(dialect_, e)) {
-        failure = std::current_exception();
+        try {
+          rethrow_classified(dialect_, e, context);  // a deadlock victim becomes sqllock::deadlock
+        } catch (...) {
+          failure = std::current_exception();
+        }
       } else {
         // The timeout may have fired just as the lock was granted: PostgreSQL then reports the
         // timeout but keeps the session-level lock. pg_locks tells.
@@ -116,7 +115,7 @@ bool advisory_protocol::acquire(connection& conn, lock_mode mode, std::optional<
       }
     }
     try {
-      conn.exec_direct(sql_.reset_lock_timeout);
+      bound.restore();
     } catch (const backend_error&) {
       state.dirty = true;
     }

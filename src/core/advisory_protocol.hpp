@@ -23,9 +23,6 @@ std::vector<value> advisory_lock_params(const advisory_key& key, connection& con
 const field& own_session_or_refuse(const field& f, const std::string& what);
 // Index of the key's kind in advisory_sql's arrays.
 int advisory_key_index(const advisory_key& key) noexcept;
-// A lock_timeout value for a wait of `left`, rounded up to whole milliseconds, at least 1 ms
-// ("0" would mean no limit at all) and at most PostgreSQL's limit, INT_MAX ms (about 24.8 days).
-std::string lock_timeout_text(std::chrono::steady_clock::duration left);
 // True when the field reads as PostgreSQL's boolean true.
 bool pg_true(const field& f) noexcept;
 

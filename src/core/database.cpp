@@ -4,6 +4,7 @@
 #include "common/identity.hpp"
 #include "common/sql_text.hpp"
 #include "core/open_session.hpp"
+#include "core/pinned_session.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock {
@@ -23,12 +24,15 @@ pooled_connection::~pooled_connection() {
   if (conn_ && owner_) owner_->give_back(std::move(conn_));
 }
 
-database_impl::database_impl(connection_spec spec, database_options options)
-    : spec_(std::move(spec)), options_(std::move(options)), pid_(process_id()) {
+database_impl::database_impl(connection_spec spec, database_options options, database_seams seams)
+    : spec_(std::move(spec)), options_(std::move(options)),
+      clock_(seams.time ? std::move(seams.time) : steady_clock()), connect_(std::move(seams.connect)),
+      pid_(process_id()) {
   validate_table_name(options_.table);
   if (options_.connect_timeout <= std::chrono::milliseconds::zero())
     throw invalid_argument("database_options::connect_timeout must be positive");
   sql_ = make_dialect_sql(spec_.dialect, options_.table);
+  if (!connect_) connect_ = [this] { return open_connection(spec_, options_.connect_timeout); };
 }
 
 database_impl::~database_impl() {
@@ -36,7 +40,9 @@ database_impl::~database_impl() {
     std::lock_guard lock(mu_);
     forget_if_forked();
   }
-  registry_.reset();  // joins the watchdog, which may still borrow connections
+  // Their threads may still borrow connections: stopped (joined) while the pool exists.
+  sessions_.reset();
+  registry_.reset();
   wakeups_.reset();
 }
 
@@ -44,11 +50,23 @@ void database_impl::forget_if_forked() noexcept {
   if (process_id() == pid_) return;
   for (auto& c : idle_) c->abandon();
   idle_.clear();
-  // The parent's watchdog thread does not exist here, so the registry must not be destroyed
-  // (that would join it): leave it to the process's end.
+  // The parent's watchdog, keepalive and listener threads do not exist here, so their owners must
+  // not be destroyed (that would join them): they are left to the process's end. Lock objects of
+  // the parent's see their sessions' pid and report not_held.
   (void)registry_.release();
   (void)wakeups_.release();
+  try {
+    if (sessions_) new std::shared_ptr<session_registry>(std::move(sessions_));  // leaked on purpose
+  } catch (...) {  // out of memory: keep it, still never destroyed while this impl lives
+  }
   pid_ = process_id();
+}
+
+std::shared_ptr<session_registry> database_impl::sessions() {
+  std::lock_guard lock(mu_);
+  forget_if_forked();
+  if (!sessions_) sessions_ = std::make_shared<session_registry>(*this);
+  return sessions_;
 }
 
 wakeup_hub& database_impl::wakeups() {
@@ -82,7 +100,7 @@ pooled_connection database_impl::borrow() {
       return pooled_connection(this, std::move(conn));
     }
   }
-  return pooled_connection(this, open_connection(spec_, options_.connect_timeout));
+  return pooled_connection(this, connect_());
 }
 
 void database_impl::give_back(std::unique_ptr<connection> conn) noexcept {
@@ -101,6 +119,8 @@ database::database(std::string_view uri, database_options options)
     : impl_(std::make_shared<detail::database_impl>(detail::parse_uri(uri), std::move(options))) {
   impl_->borrow();  // connect once now, so a bad URI or an unreachable server fails here
 }
+
+database::database(std::shared_ptr<detail::database_impl> impl) noexcept : impl_(std::move(impl)) {}
 
 dialect_kind database::dialect() const noexcept { return impl_->dialect(); }
 

@@ -10,21 +10,12 @@
 namespace sqllock::detail {
 namespace {
 
-void run_callbacks(std::vector<std::function<void()>>& callbacks) noexcept {
-  for (auto& cb : callbacks) {
-    try {
-      cb();
-    } catch (...) {  // a user callback must not take the watchdog down
-    }
-  }
-}
-
 // A renewal is due a third of the lease after the lease was last confirmed.
 steady::time_point renew_due(const lease_slot& s) { return s.deadline - s.lease + s.lease / 3; }
 
 }  // namespace
 
-lease_registry::lease_registry(database_impl& db) : db_(db), session_(random_token()) {}
+lease_registry::lease_registry(database_impl& db) : db_(db), clock_(db.time()), session_(random_token()) {}
 
 lease_registry::~lease_registry() {
   if (thread_.joinable()) {
@@ -44,35 +35,34 @@ std::shared_ptr<lease_slot> lease_registry::pin(const std::string& resource, con
 
 void lease_registry::unpin(const std::shared_ptr<lease_slot>& slot) {
   std::lock_guard lock(mu_);
-  if (--slot->pins == 0 && (slot->depth == 0 || slot->lost)) slots_.erase(key(slot->resource, slot->owner));
+  if (--slot->pins == 0 && (slot->depth == 0 || slot->loss.fired())) slots_.erase(key(slot->resource, slot->owner));
 }
 
 std::uint64_t lease_registry::record_acquired(lease_slot& slot, const acquired& got, std::chrono::milliseconds lease,
                                               bool auto_renew, steady::time_point sent) {
-  std::vector<std::function<void()>> lost;
+  callbacks lost;
   std::uint64_t generation = 0;
   bool wake = false;
   {
     std::lock_guard lock(mu_);
-    if (slot.depth > 0 && (slot.fence != got.fence || slot.lost)) {
-      if (!slot.lost) lost = lose(slot);
+    if (slot.depth > 0 && (slot.fence != got.fence || slot.loss.fired())) {
+      lost = slot.loss.fire();  // nothing when it had fired already
       slot.depth = 0;
     }
     if (slot.depth == 0) {  // a new hold
       slot.fence = got.fence;
-      slot.lost = false;
-      slot.stop = std::stop_source();
+      slot.loss.rearm();
       ++slot.generation;
     }
     slot.depth = got.count;
     slot.lease = lease;
     slot.auto_renew = auto_renew;
-    slot.recorded_at = steady::now();
+    slot.recorded_at = clock_.now();
     slot.deadline = sent + lease;
     generation = slot.generation;
     if (!thread_.joinable()) thread_ = std::jthread([this](std::stop_token st) { watchdog(st); });
     const auto due = auto_renew ? std::min(slot.deadline, renew_due(slot)) : slot.deadline;
-    wake = due < scheduled_;
+    wake = schedule_.due_before(due);
   }
   if (wake) changed_.notify_all();
   run_callbacks(lost);
@@ -95,68 +85,49 @@ void lease_registry::set_releasing(lease_slot& slot, bool releasing) {
 }
 
 void lease_registry::mark_lost(lease_slot& slot) {
-  std::vector<std::function<void()>> callbacks;
+  callbacks lost;
   {
     std::lock_guard lock(mu_);
-    if (slot.depth == 0 || slot.lost) return;
-    callbacks = lose(slot);
+    if (slot.depth == 0) return;
+    lost = slot.loss.fire();
   }
-  run_callbacks(callbacks);
-}
-
-std::vector<std::function<void()>> lease_registry::lose(lease_slot& slot) {
-  slot.lost = true;
-  slot.stop.request_stop();
-  std::vector<std::function<void()>> out;
-  for (auto& [k, cb] : slot.on_lost)
-    if (cb) out.push_back(cb);
-  return out;
+  run_callbacks(lost);
 }
 
 hold_view lease_registry::view(const lease_slot& slot) const {
   std::lock_guard lock(mu_);
   hold_view v;
-  v.held = slot.depth > 0 && !slot.lost;
+  v.held = slot.depth > 0 && !slot.loss.fired();
   v.depth = slot.depth;
   v.fence = slot.fence;
   v.generation = slot.generation;
   v.deadline = slot.deadline;
-  v.stop = slot.stop.get_token();
+  v.stop = slot.loss.token();
   return v;
-}
-
-void lease_registry::set_on_lost(lease_slot& slot, const void* k, std::function<void()> callback) {
-  std::lock_guard lock(mu_);
-  slot.on_lost[k] = std::move(callback);
-}
-
-void lease_registry::clear_on_lost(lease_slot& slot, const void* k) {
-  std::lock_guard lock(mu_);
-  slot.on_lost.erase(k);
 }
 
 steady::time_point lease_registry::next_wakeup() const {
   auto next = steady::time_point::max();
   for (const auto& [k, s] : slots_) {
-    if (s->depth == 0 || s->lost) continue;
+    if (s->depth == 0 || s->loss.fired()) continue;
     next = std::min(next, s->deadline);
     if (s->auto_renew) next = std::min(next, std::max(renew_due(*s), retry_at_));
   }
   return next;
 }
 
-std::vector<std::function<void()>> lease_registry::expire_overdue(steady::time_point now) {
-  std::vector<std::function<void()>> out;
+callbacks lease_registry::expire_overdue(steady::time_point now) {
+  callbacks out;
   for (auto& [k, s] : slots_) {
-    if (s->depth == 0 || s->lost || s->deadline > now) continue;
-    auto cbs = lose(*s);
+    if (s->depth == 0 || s->deadline > now) continue;
+    auto cbs = s->loss.fire();
     out.insert(out.end(), cbs.begin(), cbs.end());
   }
   return out;
 }
 
-std::vector<std::function<void()>> lease_registry::renew_once() {
-  const auto sent = steady::now();
+callbacks lease_registry::renew_once() {
+  const auto sent = clock_.now();
   std::vector<held_lease> held;
   try {
     auto conn = db_.borrow();
@@ -164,23 +135,23 @@ std::vector<std::function<void()>> lease_registry::renew_once() {
   } catch (const std::exception&) {
     // Try again soon; holds whose deadline passes meanwhile are expired by the caller.
     std::lock_guard lock(mu_);
-    retry_at_ = steady::now() + std::chrono::milliseconds(200);
+    retry_at_ = clock_.now() + std::chrono::milliseconds(200);
     return {};
   }
   std::set<std::tuple<std::string, std::string, std::int64_t>> confirmed;
   for (auto& h : held) confirmed.emplace(std::move(h.resource), std::move(h.owner), h.fence);
 
-  std::vector<std::function<void()>> lost;
+  callbacks lost;
   std::vector<held_lease> orphans;
   {
     std::lock_guard lock(mu_);
     retry_at_ = {};
     for (auto& [k, s] : slots_) {
-      if (s->depth == 0 || s->lost || s->releasing || !s->auto_renew || s->recorded_at >= sent) continue;
+      if (s->depth == 0 || s->loss.fired() || s->releasing || !s->auto_renew || s->recorded_at >= sent) continue;
       if (confirmed.count({s->resource, s->owner, s->fence})) {
         s->deadline = sent + s->lease;
       } else {
-        auto cbs = lose(*s);
+        auto cbs = s->loss.fire();
         lost.insert(lost.end(), cbs.begin(), cbs.end());
       }
     }
@@ -189,7 +160,7 @@ std::vector<std::function<void()>> lease_registry::renew_once() {
     // Left alone, the renewal would keep such a row alive with nobody to release it.
     for (const auto& [resource, owner, fence] : confirmed) {
       const auto it = slots_.find(key(resource, owner));
-      if (it == slots_.end() || (it->second->lost && it->second->fence == fence)) orphans.push_back({resource, owner, fence});
+      if (it == slots_.end() || (it->second->loss.fired() && it->second->fence == fence)) orphans.push_back({resource, owner, fence});
     }
   }
   for (const auto& o : orphans) {
@@ -206,33 +177,26 @@ void lease_registry::watchdog(std::stop_token stop) {
   std::unique_lock lock(mu_);
   while (!stop.stop_requested()) {
     const auto wake = next_wakeup();
-    if (wake == steady::time_point::max()) {
-      scheduled_ = wake;
-      changed_.wait(lock, stop, [&] { return next_wakeup() != steady::time_point::max(); });
-      scheduled_ = steady::time_point::min();
-      continue;
-    }
-    if (steady::now() < wake) {
-      scheduled_ = wake;
-      changed_.wait_until(lock, stop, wake, [&] { return next_wakeup() < wake; });
-      scheduled_ = steady::time_point::min();
+    if (clock_.now() < wake) {
+      // Until then, a hold due earlier, or a stop (a spurious wake just looks again).
+      schedule_.sleep(clock_, changed_, lock, stop, wake);
       continue;
     }
     bool due = false;
-    const auto now = steady::now();
+    const auto now = clock_.now();
     for (const auto& [k, s] : slots_)
-      if (s->depth > 0 && !s->lost && s->auto_renew && renew_due(*s) <= now && retry_at_ <= now) due = true;
-    std::vector<std::function<void()>> callbacks;
+      if (s->depth > 0 && !s->loss.fired() && s->auto_renew && renew_due(*s) <= now && retry_at_ <= now) due = true;
+    callbacks lost;
     if (due) {
       lock.unlock();
-      callbacks = renew_once();
+      lost = renew_once();
       lock.lock();
     }
-    auto expired = expire_overdue(steady::now());
-    callbacks.insert(callbacks.end(), expired.begin(), expired.end());
-    if (!callbacks.empty()) {
+    auto expired = expire_overdue(clock_.now());
+    lost.insert(lost.end(), expired.begin(), expired.end());
+    if (!lost.empty()) {
       lock.unlock();
-      run_callbacks(callbacks);
+      run_callbacks_keeping(lost, db_.keep_alive());
       lock.lock();
     }
   }

@@ -4,14 +4,14 @@
 // one thread per handle, started with the first hold — renews all auto-renew leases of the
 // handle in one statement per period (ttl/3 of the shortest lease), so renewal traffic does not
 // grow with the number of locks. A hold whose lease could not be confirmed before it ran out
-// (renewal failed, or the row was deleted or taken over) is marked lost: its stop_source is
-// signalled and its on_lost callbacks run on the watchdog thread.
+// (renewal failed, or the row was deleted or taken over) is marked lost: its loss_signal fires
+// and its on_lost callbacks run on the watchdog thread. All timing reads the handle's clock
+// (core/clock.hpp), so unit tests run these rules on a fake one.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,12 +20,13 @@
 #include <thread>
 #include <utility>
 
+#include "core/clock.hpp"
+#include "core/loss_signal.hpp"
 #include "core/table_store.hpp"
 
 namespace sqllock::detail {
 
 class database_impl;
-using steady = std::chrono::steady_clock;
 
 struct lease_slot {
   lease_slot(std::string r, std::string o) : resource(std::move(r)), owner(std::move(o)) {}
@@ -42,14 +43,14 @@ struct lease_slot {
   std::uint64_t generation = 0;  // increases with every new hold (new fence)
   std::chrono::milliseconds lease{0};
   bool auto_renew = false;
-  bool lost = false;
   // A release statement is in flight: a renewal that no longer finds the row must not call the
   // hold lost (the release may just have deleted it).
   bool releasing = false;
   steady::time_point recorded_at;  // when the latest acquire result arrived
   steady::time_point deadline;     // lease end by the local clock (measured from when it was sent)
-  std::stop_source stop;
-  std::map<const void*, std::function<void()>> on_lost;
+  // Fired when the current hold is lost (lost == loss.fired()); re-armed by a new hold. Its
+  // callbacks (on_lost, by lock object) are set and cleared by the lock objects directly.
+  loss_signal loss;
 };
 
 // A consistent copy of a slot's state.
@@ -92,28 +93,23 @@ class lease_registry {
   void mark_lost(lease_slot& slot);
 
   hold_view view(const lease_slot& slot) const;
-  void set_on_lost(lease_slot& slot, const void* key, std::function<void()> callback);
-  void clear_on_lost(lease_slot& slot, const void* key);
 
  private:
   using key = std::pair<std::string, std::string>;
   void watchdog(std::stop_token stop);
   // One renewal round; returns callbacks of holds found lost.
-  std::vector<std::function<void()>> renew_once();
-  std::vector<std::function<void()>> expire_overdue(steady::time_point now);  // requires mu_
-  std::vector<std::function<void()>> lose(lease_slot& slot);                   // requires mu_
-  steady::time_point next_wakeup() const;                                      // requires mu_
+  callbacks renew_once();
+  callbacks expire_overdue(steady::time_point now);  // requires mu_
+  steady::time_point next_wakeup() const;            // requires mu_
 
   database_impl& db_;
+  time_source& clock_;
   const std::string session_;
   mutable std::mutex mu_;
   std::condition_variable_any changed_;
   std::map<key, std::shared_ptr<lease_slot>> slots_;
   steady::time_point retry_at_{};  // after a failed renewal, the earliest next attempt
-  // When the sleeping watchdog wakes next; min() while it is awake (it re-reads every slot before
-  // sleeping again). A new hold wakes it only when due earlier: waking it on every acquire would
-  // cost a thread switch per lock cycle.
-  steady::time_point scheduled_ = steady::time_point::min();
+  wake_schedule schedule_;         // a new hold wakes the watchdog only when due before it wakes anyway
   std::jthread thread_;            // started with the first hold; last member: joins first
 };
 

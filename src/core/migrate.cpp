@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 
 #include "core/database_impl.hpp"
 #include "core/embedded_migrations.hpp"
+#include "core/transaction.hpp"
 #include "common/sha256.hpp"
 #include "common/sql_text.hpp"
 #include "sqllock/error.hpp"
@@ -77,21 +79,15 @@ void check_history(const std::vector<applied_migration>& applied,
 
 void apply(connection& conn, const detail::dialect_sql& sql, const detail::embedded_migration& m,
            const std::string& table, bool own_transaction) {
-  if (own_transaction) conn.exec_direct(sql.begin);
-  try {
-    for (const auto& statement : detail::split_sql_script(m.text))
-      conn.exec_direct(detail::expand_table_template(statement, sql.kind, table));
-    const value params[] = {table, std::int64_t{m.version}, std::string(m.name), detail::sha256_hex(m.text)};
-    conn.exec(sql.insert_history, params);
-    if (own_transaction) conn.exec_direct(sql.commit);
-  } catch (...) {
-    if (own_transaction && !conn.broken()) {
-      try {
-        conn.exec_direct(sql.rollback);
-      } catch (...) {  // the original error is the one worth reporting
-      }
-    }
-    throw;
+  std::optional<detail::transaction> tx;  // rolled back (quietly) if a statement fails
+  if (own_transaction) tx.emplace(conn, sql);
+  for (const auto& statement : detail::split_sql_script(m.text))
+    conn.exec_direct(detail::expand_table_template(statement, sql.kind, table));
+  const value params[] = {table, std::int64_t{m.version}, std::string(m.name), detail::sha256_hex(m.text)};
+  conn.exec(sql.insert_history, params);
+  if (tx) {
+    tx->commit("the connection broke during the COMMIT of migration " + std::to_string(m.version) +
+               ": whether it was applied is unknown; run migrate again, which checks");
   }
 }
 
@@ -112,22 +108,11 @@ class migration_lock {
   // Ends the lock; for SQLite, commits everything done under it.
   void finish() {
     finished_ = true;
-    if (sql_.migration_lock_is_transaction) {
-      conn_.exec_direct(sql_.migration_unlock);
-    } else {
-      conn_.exec_direct(sql_.migration_unlock);
-    }
+    conn_.exec_direct(sql_.migration_unlock);
   }
+  // On an error path: the session ends the lock anyway when the connection closes.
   ~migration_lock() {
-    if (finished_ || conn_.broken()) return;
-    try {
-      if (sql_.migration_lock_is_transaction) {
-        conn_.exec_direct(sql_.rollback);
-      } else {
-        conn_.exec_direct(sql_.migration_unlock);
-      }
-    } catch (...) {  // the session ends the lock when the connection closes
-    }
+    if (!finished_) detail::exec_quietly(conn_, sql_.migration_lock_is_transaction ? sql_.rollback : sql_.migration_unlock);
   }
   migration_lock(const migration_lock&) = delete;
   migration_lock& operator=(const migration_lock&) = delete;
@@ -169,7 +154,7 @@ bool already_current(connection& conn, const detail::dialect_sql& sql, const std
 }
 
 // migrate() without its translation of permission errors.
-migrate_result migrate_locked(database& db) {
+migrate_result migrate_locked(const database& db) {
   auto& impl = detail::database_access::impl(db);
   const auto& sql = impl.sql();
   const auto& table = db.table();
@@ -197,7 +182,7 @@ migrate_result migrate_locked(database& db) {
 
 }  // namespace
 
-migrate_result migrate(database& db) {
+migrate_result migrate(const database& db) {
   try {
     return migrate_locked(db);
   } catch (const permission_denied& e) {
@@ -211,7 +196,7 @@ migrate_result migrate(database& db) {
   }
 }
 
-int schema_version(database& db) {
+int schema_version(const database& db) {
   auto& impl = detail::database_access::impl(db);
   auto conn = impl.borrow();
   try {

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/database_impl.hpp"
+#include "core/error_translation.hpp"
 #include "core/galera_guard.hpp"
 #include "common/lock_name.hpp"
 #include "core/session_lock.hpp"
@@ -63,7 +64,17 @@ class named_protocol final : public session_lock_protocol {
 
   // One GET_LOCK; true when it returned 1, false for 0 (timed out).
   bool get_lock(connection& conn, const std::string& timeout) {
-    const auto r = conn.exec(sql_.get_lock, std::vector<value>{server_name_, timeout});
+    result r;
+    try {
+      r = conn.exec(sql_.get_lock, std::vector<value>{server_name_, timeout});
+    } catch (const backend_error& e) {
+      const std::string subject = description_ + " could not be taken";
+      rethrow_classified(impl_.dialect(), e,
+                         {.subject = subject,
+                          .rolled_back = "the GET_LOCK wait (nothing was taken)",
+                          .retry = "the lock, after releasing other locks this owner holds (they are part of "
+                                   "the cycle)"});
+    }
     const field& got = r.rows.at(0).at(0);
     if (!got)
       throw backend_error("GET_LOCK for " + description_ + " returned NULL: the wait was interrupted (KILL QUERY) "

@@ -11,8 +11,6 @@
 namespace sqllock::detail {
 namespace {
 
-using steady = std::chrono::steady_clock;
-
 // How often an owner waiting for a session's `use` checks whether the session was lost meanwhile.
 // Only a wait behind another statement polls (a free session locks at once), and a hung ping is
 // declared lost after kPingTimeout, so this adds little to the time an unlock takes.
@@ -25,36 +23,15 @@ void discard(pooled_connection& c) noexcept { c->abandon(); }
 
 }  // namespace
 
-void run_callbacks(callbacks& cbs) noexcept {
-  for (auto& cb : cbs) {
-    try {
-      if (cb) cb();
-    } catch (...) {
-    }
-  }
-}
-
 pinned_session::pinned_session(std::string owner_key, pooled_connection c, std::chrono::milliseconds keepalive_period)
     : owner(std::move(owner_key)), pid(process_id()), conn(std::move(c)), keepalive(keepalive_period) {}
 
 std::shared_ptr<session_registry> session_registry::of(const database& db) {
-  // Leaked on purpose: lock objects with static storage may outlive any static map.
-  static auto* mu = new std::mutex;
-  static auto* all = new std::map<const database_impl*, std::weak_ptr<session_registry>>;
-  const database_impl* key = &database_access::impl(db);
-  std::lock_guard lock(*mu);
-  for (auto it = all->begin(); it != all->end();) it = it->second.expired() ? all->erase(it) : std::next(it);
-  auto& slot = (*all)[key];
-  auto registry = slot.lock();
-  if (!registry || registry->pid_ != process_id()) {  // none yet, or the parent's after a fork
-    registry = std::make_shared<session_registry>(db);
-    slot = registry;
-  }
-  return registry;
+  return database_access::impl(db).sessions();
 }
 
-session_registry::session_registry(const database& db)
-    : db_(db), impl_(database_access::impl(db)), pid_(process_id()), sync_(std::make_shared<registry_sync>()),
+session_registry::session_registry(database_impl& impl)
+    : impl_(impl), clock_(impl.time()), pid_(process_id()), sync_(std::make_shared<registry_sync>()),
       mu_(sync_->mu) {}
 
 session_registry::~session_registry() {
@@ -125,7 +102,7 @@ void session_registry::unpin(const std::shared_ptr<pinned_session>& s) noexcept 
   {
     std::lock_guard lock(mu_);
     // A lost session's connection is gone already, or belongs to the pinger stuck in its ping.
-    if (--s->users > 0 || s->holds > 0 || s->lost || !locked) return;
+    if (--s->users > 0 || s->holds > 0 || s->loss.fired() || !locked) return;
     if (auto it = sessions_.find(s->owner); it != sessions_.end() && it->second == s) sessions_.erase(it);
     idle.swap(s->conn);
   }
@@ -142,13 +119,14 @@ use_wait session_registry::lock_use(pinned_session& s, std::unique_lock<std::tim
                                     std::optional<steady::time_point> deadline) {
   if (use.try_lock()) return use_wait::locked;
   while (true) {
-    if (view(s).lost) return use_wait::lost;
-    auto until = steady::now() + kLostPoll;
+    if (s.loss.fired()) return use_wait::lost;
+    time_source::duration wait = kLostPoll;
     if (deadline) {
-      if (steady::now() >= *deadline) return use_wait::timed_out;
-      until = std::min(until, *deadline);
+      const auto now = clock_.now();
+      if (now >= *deadline) return use_wait::timed_out;
+      wait = std::min(wait, *deadline - now);
     }
-    if (use.try_lock_until(until)) return use_wait::locked;
+    if (use.try_lock_for(wait)) return use_wait::locked;
   }
 }
 
@@ -157,18 +135,14 @@ void session_registry::add_holds(pinned_session& s, std::int64_t delta) {
   const bool first = s.holds == 0 && delta > 0;
   s.holds = std::max<std::int64_t>(0, s.holds + delta);
   if (!first) return;
-  s.next_ping = steady::now() + s.keepalive;
+  s.next_ping = clock_.now() + s.keepalive;
   if (!thread_) thread_ = std::make_unique<std::jthread>([this](std::stop_token st) { keepalive_loop(st); });
   reschedule(s);
 }
 
 callbacks session_registry::mark_lost(pinned_session& s) {
-  callbacks out;
-  if (s.lost) return out;
-  s.lost = true;
-  s.stop.request_stop();
-  for (auto& [key, cb] : s.on_lost)
-    if (cb) out.push_back(cb);
+  if (s.loss.fired()) return {};
+  auto out = s.loss.fire();
   if (auto it = sessions_.find(s.owner); it != sessions_.end() && it->second.get() == &s) sessions_.erase(it);
   return out;
 }
@@ -178,7 +152,7 @@ callbacks session_registry::lose(pinned_session& s) noexcept {
   std::optional<pooled_connection> dead;
   {
     std::lock_guard lock(mu_);
-    if (s.lost) return out;
+    if (s.loss.fired()) return out;
     out = mark_lost(s);
     dead.swap(s.conn);
   }
@@ -190,17 +164,7 @@ callbacks session_registry::lose(pinned_session& s) noexcept {
 
 session_view session_registry::view(const pinned_session& s) const {
   std::lock_guard lock(mu_);
-  return {s.lost, s.holds, s.stop.get_token()};
-}
-
-void session_registry::set_on_lost(pinned_session& s, const void* key, std::function<void()> callback) {
-  std::lock_guard lock(mu_);
-  s.on_lost[key] = std::move(callback);
-}
-
-void session_registry::clear_on_lost(pinned_session& s, const void* key) {
-  std::lock_guard lock(mu_);
-  s.on_lost.erase(key);
+  return {s.loss.fired(), s.holds, s.loss.token()};
 }
 
 }  // namespace sqllock::detail

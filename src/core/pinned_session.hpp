@@ -12,9 +12,12 @@
 // every `keepalive` period. A dead session shows in one of two ways: the ping fails because the
 // connection broke (the server killed the session or closed the socket), or the ping does not
 // answer at all (packets are dropped, the server is frozen) — then nothing fails until TCP gives
-// up, about 15 minutes later on Linux. Either way the session is marked lost: its stop_source is
-// signalled, its on_lost callbacks run, and its connection never goes back to the pool. A session
+// up, about 15 minutes later on Linux. Either way the session is marked lost: its loss_signal
+// fires (stop token, on_lost callbacks), and its connection never goes back to the pool. A session
 // whose statement fails because the connection broke is lost the same way.
+//
+// The registry belongs to its handle's database_impl (database_impl::sessions()), one per process,
+// and reads time from the handle's clock, so unit tests run the keepalive on a fake one.
 //
 // Threads (see session_keepalive.cpp): the keepalive thread of a registry never talks to a
 // server. It hands due pings to pinger threads and declares lost any session whose ping has not
@@ -40,15 +43,12 @@
 #include <thread>
 #include <vector>
 
+#include "core/clock.hpp"
 #include "core/database_impl.hpp"
+#include "core/loss_signal.hpp"
 #include "sqllock/database.hpp"
 
 namespace sqllock::detail {
-
-using callbacks = std::vector<std::function<void()>>;
-
-// Runs each callback, swallowing exceptions (a user callback must not take a thread down).
-void run_callbacks(callbacks& cbs) noexcept;
 
 // A ping that has not answered this long after it was sent finds a dead connection (dropped
 // packets or a frozen server): `SELECT 1` takes a round trip, not most of a second — though on a
@@ -79,17 +79,19 @@ struct pinned_session {
   // Guarded by the registry's mutex.
   int users = 0;            // operations in progress on this session
   std::int64_t holds = 0;   // lock levels held on it, summed over every lock object
-  bool lost = false;
   std::chrono::milliseconds keepalive;
   std::chrono::steady_clock::time_point next_ping;
-  std::stop_source stop;
-  std::map<const void*, std::function<void()>> on_lost;  // by lock object
+  // Fires once, when the session is lost (lost == loss.fired()). Thread-safe on its own: lock
+  // objects set and clear their on_lost callbacks on it directly.
+  loss_signal loss;
   // Where its ping is: not due yet, waiting for a pinger, or sent (the pinger holds `use`).
   enum class ping_phase { idle, queued, running } ping = ping_phase::idle;
   std::chrono::steady_clock::time_point ping_since;  // when it was queued / sent
   // The ping now running looked overdue only because the keepalive thread itself woke late, and
-  // got a moment more (once per ping; see session_keepalive.cpp).
+  // got a moment more, until reprieve_end (once per ping; see session_keepalive.cpp). The end is
+  // kept so that an early wake of the keepalive thread does not cut the reprieve short.
   bool ping_reprieved = false;
+  std::chrono::steady_clock::time_point reprieve_end;
   // Declared lost while its ping hung: the pinger stuck in it owns `conn` and closes it.
   bool written_off = false;
 };
@@ -112,13 +114,14 @@ struct registry_sync {
   std::condition_variable work;         // wakes idle pingers
 };
 
-class session_registry : public std::enable_shared_from_this<session_registry> {
+class session_registry {
  public:
-  // The registry of `db`'s handle in this process, created on first use and kept while any lock
-  // object or pinned session uses it. A forked child gets a new one.
+  // The registry of `db`'s handle in this process (database_impl::sessions()). A forked child
+  // gets a new one.
   static std::shared_ptr<session_registry> of(const database& db);
 
-  explicit session_registry(const database& db);
+  // Made by `impl`, which owns it and outlives it.
+  explicit session_registry(database_impl& impl);
   // Stops the keepalive thread and waits for the pingers, except those written off.
   ~session_registry();
   session_registry(const session_registry&) = delete;
@@ -156,8 +159,6 @@ class session_registry : public std::enable_shared_from_this<session_registry> {
   [[nodiscard]] callbacks lose(pinned_session& s) noexcept;
 
   session_view view(const pinned_session& s) const;
-  void set_on_lost(pinned_session& s, const void* key, std::function<void()> callback);
-  void clear_on_lost(pinned_session& s, const void* key);
 
  private:
   // session_keepalive.cpp: the schedule and the pings.
@@ -171,7 +172,7 @@ class session_registry : public std::enable_shared_from_this<session_registry> {
   [[nodiscard]] callbacks write_off(pinned_session& s);
   // Wakes the keepalive thread when `s` is due before it would wake anyway. Requires mu_.
   void reschedule(const pinned_session& s);
-  // Runs on_lost callbacks that may destroy the last owner of this registry (see the .cpp).
+  // Runs on_lost callbacks on a thread of this registry (they may destroy the last handle).
   void run_lost_callbacks(callbacks& cbs) noexcept;
 
   // Marks `s` lost and forgets it; returns its callbacks. Requires mu_.
@@ -179,16 +180,14 @@ class session_registry : public std::enable_shared_from_this<session_registry> {
   std::shared_ptr<pinned_session> insert(const std::string& owner, pooled_connection conn,
                                          std::chrono::milliseconds keepalive);  // requires mu_
 
-  const database db_;  // keeps the handle (and its pool) alive as long as any session
   database_impl& impl_;
+  time_source& clock_;
   const pid_t pid_;
   const std::shared_ptr<registry_sync> sync_;
   std::mutex& mu_;  // sync_->mu
-  std::uint64_t changes_ = 0;  // counts first holds, so the keepalive rechecks its schedule
-  // When the sleeping keepalive thread wakes next; min() while it is awake (it re-reads every
-  // session before sleeping again). A first hold wakes it only when its ping is due earlier, so a
-  // lock/unlock loop does not cost a thread switch per cycle.
-  std::chrono::steady_clock::time_point scheduled_ = std::chrono::steady_clock::time_point::min();
+  // A first hold wakes the keepalive thread only when its ping is due before the thread wakes
+  // anyway, so a lock/unlock loop does not cost a thread switch per cycle.
+  wake_schedule schedule_;
   std::map<std::string, std::shared_ptr<pinned_session>> sessions_;  // live sessions by owner
   std::uint64_t next_private_ = 0;
   // Pings waiting for a pinger, and the pinger threads (detached; counted so the destructor can

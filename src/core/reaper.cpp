@@ -10,8 +10,8 @@
 namespace sqllock {
 
 std::uint64_t reap(const database& db, const reap_options& options) {
-  if (options.batch_size < 1 || options.batch_size > kMaxReapBatch)
-    throw invalid_argument("reap batch size must be between 1 and " + std::to_string(kMaxReapBatch) + ", not " +
+  if (options.batch_size < 1 || options.batch_size > max_reap_batch)
+    throw invalid_argument("reap batch size must be between 1 and " + std::to_string(max_reap_batch) + ", not " +
                            std::to_string(options.batch_size));
   if (options.grace < std::chrono::milliseconds::zero() || options.grace > detail::kMaxTtl)
     throw invalid_argument("reap grace must be between 0 and 365 days");

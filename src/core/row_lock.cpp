@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/database_impl.hpp"
+#include "core/error_translation.hpp"
 #include "core/galera_guard.hpp"
 #include "core/row_lock_core.hpp"
 #include "common/sql_text.hpp"
@@ -19,8 +20,9 @@ struct row_lock_tx_access {
     return row_lock_tx(conn, std::move(name), sql.kind, sql.errors_abort_transaction);
   }
   static const std::string& failure(const row_lock_tx& tx) noexcept { return tx.failure_; }
-  static backend_error failure_error(const row_lock_tx& tx, const std::string& what) {
-    return backend_error(what, tx.failure_state_, tx.failure_code_);
+  // Throws the failure the transaction recorded, with `what` as its message.
+  [[noreturn]] static void throw_failure(const row_lock_tx& tx, const std::string& what) {
+    throw_server_error(tx.dialect_, what, tx.failure_state_, tx.failure_code_);
   }
 };
 
@@ -52,27 +54,6 @@ class reentry_guard {
   reentry_guard& operator=(const reentry_guard&) = delete;
 };
 
-void rollback_quietly(connection& conn, const dialect_sql& dialect) noexcept {
-  try {
-    if (!conn.broken()) conn.exec_direct(dialect.rollback);
-  } catch (...) {
-  }
-}
-
-void commit(connection& conn, const dialect_sql& dialect, const std::string& name) {
-  try {
-    conn.exec_direct(dialect.commit);
-  } catch (const outcome_unknown&) {
-    throw;
-  } catch (const connection_error& e) {
-    throw outcome_unknown(std::string(e.what()) + " (the connection broke during the COMMIT of row lock '" + name +
-                          "': whether the function's writes were committed is unknown; the lock itself is gone)");
-  } catch (const backend_error&) {
-    rollback_quietly(conn, dialect);  // PostgreSQL ends the transaction on a failed COMMIT; MySQL may not
-    throw;
-  }
-}
-
 }  // namespace
 
 bool run_row_locked(const database& db, std::string_view name, row_wait_kind wait,
@@ -87,25 +68,30 @@ bool run_row_locked(const database& db, std::string_view name, row_wait_kind wai
   // FOR UPDATE is node-local on Galera: refused on a multi-node cluster unless the URI says every
   // client uses one node. Asked on the handle's first named or row lock only.
   refuse_on_galera(impl, *conn, node_local_lock::for_update, resource);
-  if (!begin_row_locked(*conn, impl.sql(), *sql, resource, {wait, deadline})) return false;
-  row_lock_tx tx = row_lock_tx_access::make(*conn, resource, *sql);
-  try {
-    body(tx);
-  } catch (...) {
-    rollback_quietly(*conn, impl.sql());
-    throw;
-  }
+  auto tx = begin_row_locked(*conn, impl.sql(), *sql, resource, {wait, deadline});
+  if (!tx) return false;
+  row_lock_tx handle = row_lock_tx_access::make(*conn, resource, *sql);
+  body(handle);  // if it throws, the transaction rolls back as it is destroyed
   if (conn->broken()) {
     throw connection_error("row lock '" + resource + "': the connection broke while the function ran (" +
-                           row_lock_tx_access::failure(tx) + "); the transaction was lost and nothing was committed");
+                           row_lock_tx_access::failure(handle) +
+                           "); the transaction was lost and nothing was committed");
   }
-  if (const auto& failure = row_lock_tx_access::failure(tx); !failure.empty()) {
-    rollback_quietly(*conn, impl.sql());
-    throw row_lock_tx_access::failure_error(
-        tx, "row lock '" + resource + "': a statement of the transaction failed (" + failure +
-                "), so it cannot commit; it was rolled back and nothing was committed");
+  if (const auto& failure = row_lock_tx_access::failure(handle); !failure.empty()) {
+    tx->end_quietly();
+    row_lock_tx_access::throw_failure(
+        handle, "row lock '" + resource + "': a statement of the transaction failed (" + failure +
+                    "), so it cannot commit; it was rolled back and nothing was committed; retry the whole "
+                    "with_row_lock call if the failure was a deadlock or serialization failure");
   }
-  commit(*conn, impl.sql(), resource);
+  try {
+    tx->commit("the connection broke during the COMMIT of row lock '" + resource +
+               "': whether the function's writes were committed is unknown; the lock itself is gone");
+  } catch (const backend_error& e) {
+    const std::string subject = "row lock '" + resource + "': the COMMIT failed";
+    rethrow_classified(sql->kind, e,
+                       {.subject = subject, .rolled_back = "the transaction", .retry = "the whole with_row_lock call"});
+  }
   return true;
 }
 
@@ -128,9 +114,9 @@ sql_result row_lock_tx::exec(std::string_view sql, std::initializer_list<sql_val
 
 sql_result row_lock_tx::exec(std::string_view sql, std::span<const sql_value> params) {
   if (!failure_.empty()) {
-    throw backend_error("row lock '" + name_ + "': the transaction already failed (" + failure_ +
-                            "); throw or return to roll it back",
-                        failure_state_, failure_code_);
+    detail::row_lock_tx_access::throw_failure(
+        *this, "row lock '" + name_ + "': the transaction already failed (" + failure_ +
+                   "); throw or return to roll it back");
   }
   try {
     // sql_value is the seam's value type. Statements without parameters are not prepared, so
@@ -139,11 +125,17 @@ sql_result row_lock_tx::exec(std::string_view sql, std::span<const sql_value> pa
     return sql_result{std::move(r.rows), r.affected};
   } catch (const backend_error& e) {
     // PostgreSQL aborts the transaction on any error; a deadlock victim is rolled back anywhere.
-    if (errors_abort_ || detail::classify(dialect_, e) == detail::error_kind::deadlock) {
+    const bool rolled_back = detail::is_transaction_rollback(dialect_, e);
+    if (errors_abort_ || rolled_back) {
       failure_ = e.what();
       failure_state_ = e.sqlstate();
       failure_code_ = e.vendor_code();
     }
+    const std::string subject = "row lock '" + name_ + "': a statement of its transaction failed";
+    detail::throw_if_rolled_back(dialect_, e,
+                                 {.subject = subject,
+                                  .rolled_back = "the whole transaction (nothing was committed)",
+                                  .retry = "the whole with_row_lock call"});
     throw;
   } catch (const connection_error& e) {
     failure_ = e.what();

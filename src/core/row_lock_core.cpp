@@ -1,76 +1,14 @@
 #include "core/row_lock_core.hpp"
 
-#include <algorithm>
 #include <optional>
 
 #include "common/lock_name.hpp"
+#include "core/error_translation.hpp"
 
 namespace sqllock::detail {
 namespace {
 
 using steady = std::chrono::steady_clock;
-
-// Bounds the lock waits of the statements that follow through the dialect's timeout setting
-// (PostgreSQL lock_timeout for the transaction, MySQL innodb_lock_wait_timeout for the session),
-// remembering the value it replaced so that restore() can put it back.
-class lock_wait_bound {
- public:
-  lock_wait_bound(connection& conn, const row_lock_sql& sql) : conn_(conn), sql_(sql) {}
-
-  // Limits waits to `limit`, rounded up to the dialect's unit, at least its minimum and at most
-  // its maximum (a far deadline, e.g. from hours::max(), is cut to what the server accepts).
-  void set(steady::duration limit) {
-    remember();
-    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(limit).count();
-    const std::int64_t units =
-        std::clamp<std::int64_t>(ms / sql_.timeout_unit_ms + (ms % sql_.timeout_unit_ms > 0 ? 1 : 0),
-                                 sql_.timeout_min, sql_.timeout_max);
-    const value params[] = {units};
-    conn_.exec(sql_.timeout_set, params);
-  }
-
-  // The shortest wait the dialect can express, for statements without NOWAIT.
-  void set_shortest() {
-    remember();
-    const value params[] = {sql_.timeout_shortest};
-    conn_.exec(sql_.timeout_set, params);
-  }
-
-  // Puts the remembered setting back; nothing to do when none was changed.
-  void restore() {
-    if (!previous_) return;
-    const value params[] = {*previous_};
-    previous_.reset();
-    conn_.exec(sql_.timeout_restore, params);
-  }
-
-  // For error paths: the error being handled is the one worth reporting.
-  void restore_quietly() noexcept {
-    try {
-      if (!conn_.broken()) restore();
-    } catch (...) {
-    }
-  }
-
-  // Reads the setting to restore, once (a plain SELECT of a variable: no table, no snapshot).
-  void remember() {
-    if (previous_) return;
-    const auto r = conn_.exec(sql_.timeout_get, {});
-    previous_ = r.rows.empty() || r.rows[0].empty() ? std::string() : r.rows[0][0].value_or("");
-    if (previous_->empty()) throw backend_error("the server did not report its lock wait timeout", "", 0);
-  }
-
-  // The transaction or savepoint the setting was made in was rolled back. A transaction-local
-  // setting went with it; a session setting did not.
-  void rolled_back() noexcept {
-    if (sql_.timeout_is_transaction_local) previous_.reset();
-  }
-
- private:
-  connection& conn_;
-  const row_lock_sql& sql_;
-  std::optional<std::string> previous_;
-};
 
 // The wait actually left: an `until` whose deadline has passed becomes a NOWAIT attempt.
 row_wait effective(const row_wait& wait) {
@@ -117,26 +55,16 @@ lock_outcome lock_row(connection& conn, const row_lock_sql& sql, const std::stri
   }
 }
 
-void exec_quietly(connection& conn, const std::string& statement) noexcept {
-  try {
-    if (!conn.broken()) conn.exec_direct(statement);
-  } catch (...) {
-  }
-}
-
 // Translates a server error raised while locking `name` into what the caller should do.
 [[noreturn]] void rethrow_lock_error(const row_lock_sql& sql, const backend_error& e, const std::string& name,
                                      std::string_view rolled_back) {
-  switch (classify(sql.kind, e)) {
-    case error_kind::undefined_table:
-      throw schema_error(std::string(e.what()) +
-                         " (the row lock table is missing: run `sqllock migrate`; row locks need schema 2)");
-    case error_kind::deadlock:
-    case error_kind::serialization:
-      throw deadlock_error(e, name, rolled_back);
-    default:
-      throw;
-  }
+  const std::string subject = "row lock '" + name + "' could not be taken";
+  rethrow_classified(sql.kind, e,
+                     {.subject = subject,
+                      .rolled_back = rolled_back,
+                      .retry = "the transaction",
+                      .table = "the row lock table",
+                      .needs = "; row locks need schema 2"});
 }
 
 }  // namespace
@@ -151,59 +79,47 @@ void check_row_lock_request(const row_lock_sql& sql, std::string_view name) {
   validate_lock_name(name);
 }
 
-backend_error deadlock_error(const backend_error& e, const std::string& name, std::string_view rolled_back) {
-  return backend_error("row lock '" + name + "' could not be taken: the server chose this transaction as a " +
-                           "deadlock or serialization victim and rolled back " + std::string(rolled_back) +
-                           "; retry the transaction (" + e.what() + ")",
-                       e.sqlstate(), e.vendor_code());
-}
-
-bool begin_row_locked(connection& conn, const dialect_sql& dialect, const row_lock_sql& sql,
-                      const std::string& name, const row_wait& requested) {
+std::optional<transaction> begin_row_locked(connection& conn, const dialect_sql& dialect, const row_lock_sql& sql,
+                                            const std::string& name, const row_wait& requested) {
   const row_wait wait = effective(requested);
   const bool timed = wait.kind == row_wait_kind::until;
-  lock_wait_bound bound(conn, sql);
+  lock_wait_bound bound(conn, sql.lock_wait);
   // Someone deleting rows of the row table between our insert and our lock could make the lock
   // find nothing; a few tries cover that race, a persistent one is a misconfiguration.
   for (int attempt = 1;; ++attempt) {
-    bool in_transaction = false;
-    const auto roll_back = [&] {
-      if (in_transaction) conn.exec_direct(dialect.rollback);
-      in_transaction = false;
-      bound.rolled_back();
-    };
+    std::optional<transaction> tx;
     try {
-      if (timed && !sql.timeout_is_transaction_local) bound.set(wait.deadline - steady::now());
+      if (timed && !sql.lock_wait.transaction_local) bound.set(wait.deadline - steady::now());
       if (sql.ensure_before_begin && !ensure_row(conn, sql, name, wait, bound, true)) {
         bound.restore();
-        return false;
+        return std::nullopt;
       }
-      conn.exec_direct(dialect.begin);
-      in_transaction = true;
-      if (timed && sql.timeout_is_transaction_local) bound.set(wait.deadline - steady::now());
+      tx.emplace(conn, dialect);
+      if (timed && sql.lock_wait.transaction_local) bound.set(wait.deadline - steady::now());
       const lock_outcome outcome = !sql.ensure_before_begin && !ensure_row(conn, sql, name, wait, bound, true)
                                        ? lock_outcome::busy
                                        : lock_row(conn, sql, name, wait);
       if (outcome == lock_outcome::locked) {
         bound.restore();  // the caller's statements run with the connection's own setting
-        return true;
+        return tx;
       }
       // MySQL rolls back only the refused statement: end the transaction ourselves.
-      roll_back();
+      tx->rollback();
+      bound.rolled_back();
       bound.restore();
-      if (outcome == lock_outcome::busy) return false;
+      if (outcome == lock_outcome::busy) return std::nullopt;
       if (attempt >= 3) {
         throw backend_error("the row of row lock '" + name + "' disappears each time it is created: something "
                             "deletes rows of the row lock table, which must never happen while it is in use",
                             "", 0);
       }
     } catch (const backend_error& e) {
-      if (in_transaction) exec_quietly(conn, dialect.rollback);
+      tx.reset();
       bound.rolled_back();
       bound.restore_quietly();
       rethrow_lock_error(sql, e, name, "it (nothing was committed)");
     } catch (...) {
-      if (in_transaction) exec_quietly(conn, dialect.rollback);
+      tx.reset();
       bound.rolled_back();
       bound.restore_quietly();
       throw;
@@ -214,28 +130,32 @@ bool begin_row_locked(connection& conn, const dialect_sql& dialect, const row_lo
 bool lock_in_transaction(connection& conn, const row_lock_sql& sql, const std::string& name,
                          const row_wait& requested) {
   const row_wait wait = effective(requested);
-  lock_wait_bound bound(conn, sql);
+  lock_wait_bound bound(conn, sql.lock_wait);
   const bool use_savepoint = sql.errors_abort_transaction;
-  bool in_savepoint = false;
-  try {
-    if (use_savepoint) {
-      conn.exec_direct(sql.savepoint);
-      in_savepoint = true;
+  std::optional<savepoint> attempt;
+  // An error path undoes the attempt: back to its savepoint (taking a transaction-local setting
+  // with it), then the setting.
+  const auto undo_quietly = [&] {
+    if (attempt) {
+      attempt->undo_quietly();
+      bound.rolled_back();
     }
+    bound.restore_quietly();
+  };
+  try {
+    if (use_savepoint) attempt.emplace(conn, sql.savepoint);
     if (wait.kind == row_wait_kind::until) bound.set(wait.deadline - steady::now());
     const lock_outcome outcome = !ensure_row(conn, sql, name, wait, bound, sql.probe_in_caller_transaction)
                                      ? lock_outcome::busy
                                      : lock_row(conn, sql, name, wait);
     if (outcome == lock_outcome::locked) {
       bound.restore();
-      if (in_savepoint) conn.exec_direct(sql.release_savepoint);
+      if (attempt) attempt->keep();
       return true;
     }
-    if (in_savepoint) {
-      conn.exec_direct(sql.rollback_to_savepoint);
+    if (attempt) {
+      attempt->undo();
       bound.rolled_back();
-      conn.exec_direct(sql.release_savepoint);
-      in_savepoint = false;
     }
     bound.restore();
     if (outcome == lock_outcome::missing) {
@@ -246,12 +166,7 @@ bool lock_in_transaction(connection& conn, const row_lock_sql& sql, const std::s
     }
     return false;
   } catch (const backend_error& e) {
-    if (in_savepoint) {
-      exec_quietly(conn, sql.rollback_to_savepoint);
-      exec_quietly(conn, sql.release_savepoint);
-      bound.rolled_back();
-    }
-    bound.restore_quietly();
+    undo_quietly();
     if (is_no_transaction_error(sql.kind, e)) {
       throw invalid_argument("row lock '" + name + "' must be taken inside an open transaction; the connection "
                              "is in autocommit mode, where FOR UPDATE would end at once (" + e.what() + ")");
@@ -260,12 +175,7 @@ bool lock_in_transaction(connection& conn, const row_lock_sql& sql, const std::s
                        use_savepoint ? "this attempt only (to a savepoint: your transaction is still usable)"
                                      : "your whole transaction");
   } catch (...) {
-    if (in_savepoint) {
-      exec_quietly(conn, sql.rollback_to_savepoint);
-      exec_quietly(conn, sql.release_savepoint);
-      bound.rolled_back();
-    }
-    bound.restore_quietly();
+    undo_quietly();
     throw;
   }
 }

@@ -10,10 +10,12 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "core/galera_guard.hpp"
+#include "core/transaction.hpp"
 #include "dialect/dialect.hpp"
 #include "dialect/row_lock_sql.hpp"
 #include "driver/connection.hpp"
@@ -32,11 +34,11 @@ struct row_wait {
 void check_row_lock_request(const row_lock_sql& sql, std::string_view name);
 
 // sqllock's own transaction on `conn`, which must be in autocommit: makes sure the row exists,
-// begins a transaction (dialect.begin) and locks the row. Returns true with the transaction open
-// and the row locked, the connection's lock wait setting as it was; false when the row is held
+// begins a transaction (dialect's BEGIN) and locks the row. Returns the transaction, open with the
+// row locked and the connection's lock wait setting as it was; nullopt when the row is held
 // elsewhere (NOWAIT refused or the wait timed out), with the transaction rolled back.
 // Throws like lock_in_transaction, after rolling back.
-bool begin_row_locked(connection& conn, const dialect_sql& dialect, const row_lock_sql& sql,
+std::optional<transaction> begin_row_locked(connection& conn, const dialect_sql& dialect, const row_lock_sql& sql,
                       const std::string& name, const row_wait& wait);
 
 // The caller's transaction, open on `conn`: makes sure the row exists and locks it there, until
@@ -44,9 +46,9 @@ bool begin_row_locked(connection& conn, const dialect_sql& dialect, const row_lo
 // then still usable (PostgreSQL: the attempt ran in a savepoint, rolled back; MySQL: a refused or
 // timed-out lock rolls back only its own statement). The lock wait setting is restored either way.
 // Throws invalid_argument when no transaction is open (where the server can tell: PostgreSQL),
-// schema_error when the row table is missing, backend_error for a deadlock (on MySQL the server has
-// rolled back the caller's whole transaction) and other server errors, connection_error when the
-// connection broke.
+// schema_error when the row table is missing, deadlock or serialization_failure for a victim (on
+// MySQL the server has rolled back the caller's whole transaction), backend_error for other server
+// errors, connection_error when the connection broke.
 bool lock_in_transaction(connection& conn, const row_lock_sql& sql, const std::string& name, const row_wait& wait);
 
 // The adapters' entry point: checks `table` (as database_options::table) and `name`, refuses a
@@ -57,9 +59,5 @@ bool lock_in_transaction(connection& conn, const row_lock_sql& sql, const std::s
 bool lock_row_in_caller_transaction(connection& conn, dialect_kind dialect, std::string_view table,
                                     std::string_view name, const row_wait& wait,
                                     const caller_connection& caller = {});
-
-// The message for a deadlock reported while locking `name`: what was rolled back and that the
-// caller should retry.
-backend_error deadlock_error(const backend_error& e, const std::string& name, std::string_view rolled_back);
 
 }  // namespace sqllock::detail

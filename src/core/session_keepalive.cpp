@@ -23,7 +23,6 @@
 namespace sqllock::detail {
 namespace {
 
-using steady = std::chrono::steady_clock;
 using phase = pinned_session::ping_phase;
 
 // How soon the keepalive looks again at a session that was busy with a statement of its owner.
@@ -52,13 +51,13 @@ void session_registry::keepalive_loop(std::stop_token stop) {
   std::unique_lock lock(mu_);
   auto planned = steady::time_point::max();  // when the last sleep was meant to end
   while (!stop.stop_requested()) {
-    const auto now = steady::now();
+    const auto now = clock_.now();
     const bool late = planned != steady::time_point::max() && now - planned > kLateWake;
     auto next = steady::time_point::max();
     int starved = 0;  // queued pings no pinger took in time
     std::vector<std::shared_ptr<pinned_session>> hung;
     for (const auto& [owner, s] : sessions_) {
-      if (s->holds == 0 || s->lost) continue;
+      if (s->holds == 0 || s->loss.fired()) continue;
       switch (s->ping) {
         case phase::idle:
           if (s->next_ping > now) {
@@ -78,13 +77,17 @@ void session_registry::keepalive_loop(std::stop_token stop) {
           next = std::min(next, s->ping_since + kPickupWait);
           break;
         case phase::running:
-          if (now - s->ping_since < kPingTimeout)
+          if (now - s->ping_since < kPingTimeout) {
             next = std::min(next, s->ping_since + kPingTimeout);
-          else if (late && !s->ping_reprieved) {
+          } else if (s->ping_reprieved && now < s->reprieve_end) {
+            next = std::min(next, s->reprieve_end);  // woken early: the reprieve still runs
+          } else if (late && !s->ping_reprieved) {
             s->ping_reprieved = true;
-            next = std::min(next, now + kLateReprieve);
-          } else
+            s->reprieve_end = now + kLateReprieve;
+            next = std::min(next, s->reprieve_end);
+          } else {
             hung.push_back(s);
+          }
           break;
       }
     }
@@ -106,17 +109,10 @@ void session_registry::keepalive_loop(std::stop_token stop) {
       planned = steady::time_point::max();  // no sleep was planned: callbacks take what they take
       continue;
     }
-    // Until the next ping is due or must be checked, a session gets its first hold, or the
-    // registry closes.
-    const auto seen = changes_;
-    const auto changed = [&] { return changes_ != seen; };
-    scheduled_ = next;
+    // Until the next ping is due or must be checked, a session gets its first hold due earlier,
+    // or the registry closes (an early wake just looks again).
     planned = next;  // a wake well past this, whatever its cause, means this thread did not run
-    if (next == steady::time_point::max())
-      sync_->changed.wait(lock, stop, changed);
-    else
-      sync_->changed.wait_until(lock, stop, next, changed);
-    scheduled_ = steady::time_point::min();
+    schedule_.sleep(clock_, sync_->changed, lock, stop, next);
   }
 }
 
@@ -145,19 +141,19 @@ void session_registry::pinger_loop(std::shared_ptr<registry_sync> sync) noexcept
     const auto s = std::move(due_.front());
     due_.pop_front();
     s->ping = phase::idle;
-    if (s->lost || s->holds == 0) continue;
+    if (s->loss.fired() || s->holds == 0) continue;
     lock.unlock();
     std::unique_lock use(s->use, std::try_to_lock);
     lock.lock();
     if (!use) {
       // A statement of the owner is running on it; a broken connection fails it at once.
-      s->next_ping = steady::now() + std::min(s->keepalive, std::chrono::duration_cast<std::chrono::milliseconds>(kBusyRetry));
+      s->next_ping = clock_.now() + std::min(s->keepalive, std::chrono::duration_cast<std::chrono::milliseconds>(kBusyRetry));
       reschedule(*s);
       continue;
     }
-    if (!s->conn || s->lost) continue;  // went back to the pool or was lost meanwhile
+    if (!s->conn || s->loss.fired()) continue;  // went back to the pool or was lost meanwhile
     s->ping = phase::running;  // from here the keepalive thread times it
-    s->ping_since = steady::now();
+    s->ping_since = clock_.now();
     s->ping_reprieved = false;
     lock.unlock();
     bool alive = true;
@@ -188,7 +184,7 @@ void session_registry::pinger_loop(std::shared_ptr<registry_sync> sync) noexcept
     }
     s->ping = phase::idle;
     if (alive) {
-      s->next_ping = steady::now() + s->keepalive;
+      s->next_ping = clock_.now() + s->keepalive;
       reschedule(*s);
       continue;
     }
@@ -209,20 +205,14 @@ callbacks session_registry::write_off(pinned_session& s) {
 }
 
 void session_registry::reschedule(const pinned_session& s) {
-  if (s.next_ping >= scheduled_) return;  // the keepalive thread wakes before then anyway
-  ++changes_;
-  sync_->changed.notify_all();
+  if (schedule_.due_before(s.next_ping)) sync_->changed.notify_all();
 }
 
 void session_registry::run_lost_callbacks(callbacks& cbs) noexcept {
-  if (cbs.empty()) return;
-  // A callback may destroy the last lock object, and with it the last other owner of this
-  // registry; destroying the registry on this thread would wait for this very thread (it joins
-  // the keepalive thread and waits for the pingers). So hold a reference while they run, and let
-  // a short-lived thread drop it.
-  auto self = weak_from_this().lock();
-  run_callbacks(cbs);
-  if (self) std::thread([keep = std::move(self)]() mutable { keep.reset(); }).detach();
+  // A callback may destroy the last lock object, and with it the handle that owns this registry,
+  // whose destructor would wait for this very thread (it joins the keepalive thread and waits for
+  // the pingers): the handle is kept while they run and let go on a short-lived thread.
+  run_callbacks_keeping(cbs, impl_.keep_alive());
 }
 
 }  // namespace sqllock::detail

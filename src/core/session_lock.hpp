@@ -14,6 +14,7 @@
 #include <stop_token>
 #include <string>
 
+#include "core/ownership.hpp"
 #include "core/pinned_session.hpp"
 #include "dialect/session_lock_sql.hpp"
 #include "driver/connection.hpp"
@@ -50,7 +51,7 @@ class session_lock_protocol {
   virtual bool tags_session() const noexcept { return false; }
 };
 
-// Throws invalid_argument for an over-long owner key or a keepalive outside 10 ms–1 h.
+// Throws invalid_argument for a keepalive outside 10 ms–1 h (ownership checks the owner key).
 void validate_session_lock_options(const session_lock_options& options);
 
 class session_lock {
@@ -73,32 +74,23 @@ class session_lock {
   std::stop_token lost_token() const;
 
  private:
-  // This object's levels for one owner, all on one session.
-  struct acquisition {
-    std::shared_ptr<pinned_session> session;
-    std::int64_t count[2] = {0, 0};  // by lock_mode
-  };
-
-  std::string owner_token() const;
-  // The handle's registry in this process (a new one after a fork).
-  std::shared_ptr<session_registry> registry();
-  void record_acquired(session_registry& registry, const std::string& owner, const std::shared_ptr<pinned_session>& s,
-                       lock_mode mode);
+  // The owner's session, in this process: a forked child holds none of its parent's levels.
+  using levels = owner_levels<std::shared_ptr<pinned_session>>;
   // Gives back one level of `owner`. closing: the object is being destroyed, so a level that
   // cannot be released is forgotten anyway (its session is reset before reuse).
   void release_as(const std::string& owner, lock_mode mode, bool closing);
   // Forgets one level of `owner` if it is recorded on session `s` (after a release, or when lost).
-  void drop_one(session_registry& registry, const std::string& owner, const pinned_session& s, lock_mode mode);
-  // Why `owner` cannot release a level of `mode` (the message of not_held). Requires mu_.
+  void drop_one(const std::string& owner, const pinned_session& s, lock_mode mode);
+  // Why `owner` cannot release a level of `mode` (the message of not_held).
   std::string not_held_message(const std::string& owner, lock_mode mode) const;
-  static int index(lock_mode m) noexcept { return static_cast<int>(m); }
+  static std::size_t index(lock_mode m) noexcept { return static_cast<std::size_t>(m); }
 
   const database db_;
+  database_impl& impl_;
   const std::unique_ptr<session_lock_protocol> protocol_;
   session_lock_options options_;
-  mutable std::mutex mu_;
-  std::shared_ptr<session_registry> registry_;  // guarded by mu_
-  std::map<std::string, acquisition> mine_;      // by owner token; guarded by mu_
+  const ownership who_;
+  levels mine_;
 };
 
 }  // namespace sqllock::detail

@@ -2,53 +2,51 @@
 // runs through table_store; renewal and loss detection live in lease_registry.
 #include "sqllock/table_lock.hpp"
 
-#include <iostream>
-#include <map>
-#include <thread>
+#include <algorithm>
 
-#include "core/backoff.hpp"
-#include "core/database_impl.hpp"
-#include "common/identity.hpp"
 #include "common/lock_name.hpp"
+#include "core/backoff.hpp"
+#include "core/clock.hpp"
+#include "core/database_impl.hpp"
+#include "core/ownership.hpp"
 #include "core/table_store.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock {
 namespace detail {
+namespace {
+
+// What one owner's levels live on: a lease slot, and the hold on it they belong to.
+struct lease_hold {
+  std::shared_ptr<lease_slot> slot;
+  std::uint64_t generation = 0;
+};
+
+bool same_hold(const lease_hold& a, const lease_hold& b) { return a.slot == b.slot && a.generation == b.generation; }
+
+const std::string& checked_name(const std::string& name, std::chrono::milliseconds ttl) {
+  validate_lock_name(name);
+  validate_ttl(ttl);
+  return name;
+}
+
+}  // namespace
 
 class table_lock_state {
  public:
   table_lock_state(const database& db, std::string_view name, table_lock_options options)
-      : db_(db), impl_(database_access::impl(db)), name_(name), options_(std::move(options)) {
-    validate_lock_name(name_);
-    validate_ttl(options_.ttl);
-    if (!options_.owner.empty() && options_.owner.size() > 128)
-      throw invalid_argument("table_lock_options::owner is longer than 128 bytes");
-    if (!options_.on_unlock_error) {
-      options_.on_unlock_error = [name = name_](const std::exception& e) {
-        std::cerr << "sqllock: unlock of '" << name << "' failed: " << e.what() << '\n';
-      };
-    }
-  }
+      : db_(db), impl_(database_access::impl(db)), name_(name), options_(std::move(options)),
+        who_("table_lock_options", "lock '" + checked_name(name_, options_.ttl) + "'", options_.owner,
+             options_.on_unlock_error) {}
 
   ~table_lock_state() {
-    std::unique_lock lock(mu_);
-    while (!mine_.empty()) {
-      auto it = mine_.begin();
-      const std::string owner = it->first;
-      lock.unlock();
-      try {
-        release_as(owner);
-      } catch (const std::exception& e) {
-        options_.on_unlock_error(e);
-        abandon(owner);
-      }
-      lock.lock();
-    }
+    release_everything(
+        levels_, who_, [&](const std::string& owner, std::size_t) { release_as(owner); },
+        [&](const std::string& owner) { abandon(owner); });
   }
 
   bool attempt() {
-    const std::string owner = owner_token();
+    const std::string owner = current_owner();
     auto& registry = impl_.registry();
     auto slot = registry.pin(name_, owner);
     struct unpin_guard {
@@ -59,7 +57,7 @@ class table_lock_state {
 
     std::lock_guard op(slot->op);
     std::optional<acquired> taken;
-    steady::time_point sent;
+    time_source::time_point sent;
     {
       auto conn = impl_.borrow();
       table_store store(*conn, impl_.sql());
@@ -69,9 +67,9 @@ class table_lock_state {
       // already have run out and been taken over: it is undone — the release matches owner,
       // fence and count, so it cannot touch anyone else's hold — and reported as no grant.
       const auto acquire_in_time = [&] {
-        sent = steady::now();  // the server reads its clock for the lease after this
+        sent = impl_.time().now();  // the server reads its clock for the lease after this
         auto got = store.acquire(request);
-        if (got && steady::now() >= sent + options_.ttl) {
+        if (got && impl_.time().now() >= sent + options_.ttl) {
           try {
             store.release(name_, owner, got->fence, got->count);
           } catch (...) {
@@ -93,22 +91,19 @@ class table_lock_state {
       if (!taken) return false;
     }
     const auto generation = registry.record_acquired(*slot, *taken, options_.ttl, options_.auto_renew, sent);
-
-    std::lock_guard lock(mu_);
-    auto& mine = mine_[owner];
-    if (!mine.slot || mine.generation != generation) {
-      if (mine.slot) registry.unpin(mine.slot);  // an earlier hold of ours was lost
-      mine = {slot, generation, 0};
+    const auto recorded = levels_.add(owner, lease_hold{slot, generation}, 0, same_hold);
+    if (recorded.is_new) {
       registry.pin(name_, owner);  // the object keeps the slot while it holds it
-      if (options_.on_lost) registry.set_on_lost(*slot, this, options_.on_lost);
+      if (options_.on_lost) slot->loss.set(this, options_.on_lost);
     }
-    ++mine.count;
+    if (recorded.replaced) let_go(*recorded.replaced);  // an earlier hold of ours was lost
     return true;
   }
 
-  bool try_until(std::optional<steady::time_point> deadline) {
+  bool try_until(std::optional<time_source::time_point> deadline) {
     if (attempt()) return true;
     auto& wakeups = impl_.wakeups();
+    auto& clock = impl_.time();
     struct interest_guard {
       wakeup_hub& hub;
       const std::string& resource;
@@ -121,40 +116,32 @@ class table_lock_state {
     while (true) {
       const auto ticket = wakeups.ticket(name_);  // before the attempt: no release can slip by
       if (attempt()) return true;
-      const auto now = steady::now();
+      const auto now = clock.now();
       if (deadline && now >= *deadline) return false;
-      auto sleep = std::chrono::duration_cast<steady::duration>(delays.next());
+      auto sleep = std::chrono::duration_cast<time_source::duration>(delays.next());
       {
         auto conn = impl_.borrow();
         if (auto left = table_store(*conn, impl_.sql()).lease_remaining(name_))
-          sleep = std::min<steady::duration>(sleep, *left + std::chrono::milliseconds(1));
+          sleep = std::min<time_source::duration>(sleep, *left + std::chrono::milliseconds(1));
       }
-      if (deadline) sleep = std::min<steady::duration>(sleep, *deadline - now);
+      if (deadline) sleep = std::min<time_source::duration>(sleep, *deadline - now);
       if (ticket)
         wakeups.wait(name_, *ticket, now + sleep);
       else
-        std::this_thread::sleep_for(sleep);
+        clock.sleep_until(now + sleep);
     }
   }
 
   void release_as(const std::string& owner) {
     auto& registry = impl_.registry();
-    std::shared_ptr<lease_slot> slot;
-    std::uint64_t generation = 0;
-    {
-      std::lock_guard lock(mu_);
-      if (auto it = mine_.find(owner); it != mine_.end()) {
-        slot = it->second.slot;
-        generation = it->second.generation;
-      }
-    }
-    if (!slot) throw not_held(not_held_message());
+    const auto mine = levels_.find(owner);
+    if (!mine) throw not_held(who_.not_held_message(levels_.others_hold(owner)));
+    const auto& slot = mine->hold.slot;
     std::lock_guard op(slot->op);
     const auto view = registry.view(*slot);
-    if (!view.held || view.generation != generation) {
+    if (!view.held || view.generation != mine->hold.generation) {
       drop_one(owner);
-      throw not_held("lock '" + name_ + "' was lost before this release (its lease expired or it was "
-                     "released by force); the work it guarded may have overlapped another holder's");
+      throw not_held(who_.lost_before_release("its lease expired or it was released by force"));
     }
     bool released = false;
     registry.set_releasing(*slot, true);
@@ -176,7 +163,7 @@ class table_lock_state {
       registry.mark_lost(*slot);
       registry.forget(*slot);
       drop(owner);
-      throw not_held("lock '" + name_ + "' is no longer held by this owner: its lease expired and another "
+      throw not_held(who_.what() + " is no longer held by this owner: its lease expired and another "
                      "owner took it over (or it was released by force)");
     }
     registry.record_released(*slot);
@@ -184,84 +171,45 @@ class table_lock_state {
   }
 
   hold_view current() const {
-    std::shared_ptr<lease_slot> slot;
-    std::uint64_t generation;
-    {
-      std::lock_guard lock(mu_);
-      auto it = mine_.find(owner_token());
-      if (it == mine_.end()) return {};
-      slot = it->second.slot;
-      generation = it->second.generation;
-    }
-    auto view = impl_.registry().view(*slot);
-    if (view.generation != generation) view.held = false;
+    const auto mine = levels_.find(current_owner());
+    if (!mine) return {};
+    auto view = impl_.registry().view(*mine->hold.slot);
+    if (view.generation != mine->hold.generation) view.held = false;
     return view;
   }
 
   const std::string& name() const noexcept { return name_; }
-  const table_lock_options& options() const noexcept { return options_; }
+  const ownership& who() const noexcept { return who_; }
+  const time_source& time() const noexcept { return impl_.time(); }
+
+  // The owner token of the calling thread (or of the explicit owner key): scoped to the handle.
+  std::string current_owner() const { return impl_.registry().session() + "/" + who_.owner(); }
 
  private:
-  struct acquisition {
-    std::shared_ptr<lease_slot> slot;
-    std::uint64_t generation = 0;
-    std::int64_t count = 0;  // acquisitions through this object not yet released
-  };
-
-  std::string owner_token() const { return current_owner(); }
-
- public:
-  // The owner token of the calling thread (or of the explicit owner key).
-  std::string current_owner() const {
-    const auto& session = impl_.registry().session();
-    if (!options_.owner.empty()) return session + "/k:" + options_.owner;
-    return session + "/t:" + current_thread_text();
-  }
-
   // Gives up the owner's hold locally after a failed release: renewal stops, and the watchdog
   // deletes the row as an orphan if it still exists.
   void abandon(const std::string& owner) {
-    std::shared_ptr<lease_slot> slot;
-    {
-      std::lock_guard lock(mu_);
-      if (auto it = mine_.find(owner); it != mine_.end()) slot = it->second.slot;
-    }
-    if (slot) impl_.registry().forget(*slot);
+    if (const auto mine = levels_.find(owner)) impl_.registry().forget(*mine->hold.slot);
     drop(owner);
   }
-
- private:
-  std::string not_held_message() const {
-    std::lock_guard lock(mu_);
-    if (!mine_.empty() && options_.owner.empty())
-      return "lock '" + name_ + "' is held by another thread of this object, not by the calling thread; "
-             "unlock it from the thread that locked it, or set table_lock_options::owner";
-    return "lock '" + name_ + "' is not held by the caller (unlock without lock, or more unlocks than locks)";
-  }
-
   void drop_one(const std::string& owner) {
-    std::lock_guard lock(mu_);
-    auto it = mine_.find(owner);
-    if (it == mine_.end()) return;
-    if (--it->second.count <= 0) erase(it);
+    if (auto hold = levels_.drop_one(owner, 0)) let_go(*hold);
   }
   void drop(const std::string& owner) {
-    std::lock_guard lock(mu_);
-    if (auto it = mine_.find(owner); it != mine_.end()) erase(it);
+    if (auto hold = levels_.drop(owner)) let_go(*hold);
   }
-  void erase(std::map<std::string, acquisition>::iterator it) {  // requires mu_
-    auto& registry = impl_.registry();
-    registry.clear_on_lost(*it->second.slot, this);
-    registry.unpin(it->second.slot);
-    mine_.erase(it);
+  // The object no longer keeps this slot.
+  void let_go(const lease_hold& hold) {
+    hold.slot->loss.clear(this);
+    impl_.registry().unpin(hold.slot);
   }
 
   database db_;  // keeps the handle (and its watchdog) alive while this lock exists
   database_impl& impl_;
   const std::string name_;
   table_lock_options options_;
-  mutable std::mutex mu_;
-  std::map<std::string, acquisition> mine_;  // by owner token
+  const ownership who_;
+  owner_levels<lease_hold> levels_;
 };
 
 }  // namespace detail
@@ -280,14 +228,7 @@ bool table_lock::try_lock_until_steady(std::chrono::steady_clock::time_point dea
 }
 
 void table_lock::unlock() noexcept {
-  try {
-    release();
-  } catch (const std::exception& e) {
-    try {
-      state_->options().on_unlock_error(e);
-    } catch (...) {
-    }
-  }
+  state_->who().unlock([&] { release(); });
 }
 
 void table_lock::release() {
@@ -297,7 +238,7 @@ void table_lock::release() {
 bool table_lock::holds() const noexcept {
   try {
     const auto v = state_->current();
-    return v.held && std::chrono::steady_clock::now() < v.deadline;
+    return v.held && state_->time().now() < v.deadline;
   } catch (...) {
     return false;
   }

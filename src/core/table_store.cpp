@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/backoff.hpp"
+#include "core/error_translation.hpp"
 #include "core/field_value.hpp"
 #include "common/identity.hpp"
 #include "sqllock/error.hpp"
@@ -29,17 +30,17 @@ result table_store::run(const std::string& sql, std::span<const value> params) {
     }
     try {
       return conn_.exec(sql, params);
-    } catch (const outcome_unknown&) {
-      throw;
     } catch (const connection_error& e) {
-      throw outcome_unknown(std::string(e.what()) +
-                            " (the connection broke while a lock statement ran; whether it took effect is "
-                            "unknown: a lease it created expires on its own)");
+      rethrow_outcome_unknown(e,
+                              "the connection broke while a lock statement ran; whether it took effect is "
+                              "unknown: a lease it created expires on its own");
     } catch (const backend_error& e) {
-      const auto kind = classify(sql_.kind, e);
-      if (kind == error_kind::undefined_table)
-        throw schema_error(std::string(e.what()) + " (the lock table is missing: run `sqllock migrate`)");
-      if (kind != error_kind::deadlock || attempt == kDeadlockAttempts) throw;
+      if (classify(sql_.kind, e) != error_kind::deadlock || attempt == kDeadlockAttempts) {
+        rethrow_classified(sql_.kind, e,
+                           {.subject = "a lock statement failed",
+                            .rolled_back = "the statement (it changed nothing)",
+                            .retry = "the call"});
+      }
     }
   }
 }
@@ -56,11 +57,10 @@ std::optional<acquired> table_store::acquire(const acquire_request& r) {
   result res;
   try {
     res = run(sql_.acquire, params);
-  } catch (const backend_error& e) {
+  } catch (const deadlock&) {
     // A deadlock victim even after the retries (on Galera: certification conflicts with other
     // nodes' acquires): the statement was rolled back whole, so nothing is held. That is
     // contention, like a refusal: lock() tries again, try_lock() returns false.
-    if (classify(sql_.kind, e) != error_kind::deadlock) throw;
     return std::nullopt;
   }
   if (!sql_.acquire_reads_back) {

@@ -1,7 +1,6 @@
 #include "core/wakeup_hub.hpp"
 
 #include "core/database_impl.hpp"
-#include "core/open_session.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {
@@ -58,7 +57,7 @@ void wakeup_hub::listen(std::stop_token stop) {
     notification_source* source = nullptr;
     bool unsupported = false;
     try {
-      conn = open_connection(db_.spec(), db_.options().connect_timeout);
+      conn = db_.open();
       source = conn->notifications();
       unsupported = source == nullptr;
       if (source) source->listen(db_.sql().wakeup_channel);

@@ -12,13 +12,15 @@
 #include <memory>
 #include <string>
 
+#include "dialect/transaction_sql.hpp"
 #include "sqllock/database.hpp"
 
 namespace sqllock::detail {
 
 inline constexpr std::size_t kLockColumns = 10;
 
-struct admin_sql {
+// Its transaction statements (transaction_sql) run reap batches and forced releases that need one.
+struct admin_sql : transaction_sql {
   dialect_kind kind{};
 
   // ---- reaper: delete at most $1 rows whose lease ended at least $2 ms ago, skipping rows that
@@ -55,9 +57,6 @@ struct admin_sql {
   std::string force_release_select;
   std::string force_release;
 
-  std::string begin = "BEGIN";
-  std::string commit = "COMMIT";
-  std::string rollback = "ROLLBACK";
 };
 
 // The operator statements for `kind` on the (validated, unquoted) lock table `table`.

@@ -39,14 +39,15 @@ error_kind classify(dialect_kind kind, const backend_error& e) {
         case 1146: return error_kind::undefined_table;      // ER_NO_SUCH_TABLE
         case 1205:                                            // ER_LOCK_WAIT_TIMEOUT (also MariaDB NOWAIT)
         case 3572: return error_kind::lock_not_available;   // ER_LOCK_NOWAIT (MySQL 8)
-        case 1213: return error_kind::deadlock;             // ER_LOCK_DEADLOCK
+        case 1213:                                            // ER_LOCK_DEADLOCK (Galera: also a certification conflict)
+        case 3058: return error_kind::deadlock;             // ER_USER_LOCK_DEADLOCK (MySQL 8 GET_LOCK)
         default: return error_kind::other;
       }
     case dialect_kind::sqlite:
       if (what.find("no such table") != std::string_view::npos) return error_kind::undefined_table;
       if ((e.vendor_code() & 0xff) == 5 || (e.vendor_code() & 0xff) == 6 ||
           what.find("database is locked") != std::string_view::npos)
-        return error_kind::serialization;  // SQLITE_BUSY / SQLITE_LOCKED after the busy timeout
+        return error_kind::busy;  // SQLITE_BUSY / SQLITE_LOCKED after the busy timeout
       return error_kind::other;
   }
   return error_kind::other;

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "dialect/transaction_sql.hpp"
 #include "sqllock/database.hpp"
 #include "sqllock/error.hpp"
 
@@ -25,23 +26,23 @@ enum class error_kind {
   other,
   undefined_table,    // the lock table or history table does not exist: run migrate
   lock_not_available, // NOWAIT failed or lock_timeout / innodb_lock_wait_timeout fired
-  deadlock,           // the server chose this statement as a deadlock victim
-  serialization,      // transient conflict; the statement may be retried (SQLite BUSY)
+  deadlock,           // the server chose this statement as a deadlock victim (its transaction
+                      // rolled back, or for GET_LOCK the wait refused)
+  serialization,      // the server rolled back the transaction: it could not be serialised
+                      // with a concurrent one (PostgreSQL 40001)
+  busy,               // SQLite BUSY / LOCKED after the busy timeout: the statement failed, but an
+                      // open transaction was not rolled back (so not a transaction rollback)
   query_canceled,     // statement_timeout (or a cancel request) ended the statement
   no_transaction,     // the statement needs an open transaction and there is none
 };
 
-struct dialect_sql {
+// Its transaction statements (transaction_sql) are those of sqllock's own transactions.
+struct dialect_sql : transaction_sql {
   dialect_kind kind{};
   std::string dir_name;  // migrations/<dir_name>/
 
   // ---- capabilities
   bool transactional_ddl = false;  // DDL can be rolled back with the transaction
-
-  // ---- transactions
-  std::string begin = "BEGIN";
-  std::string commit = "COMMIT";
-  std::string rollback = "ROLLBACK";
 
   // ---- migrations
   // When true, migration_lock starts a transaction that serialises all migrations (SQLite's

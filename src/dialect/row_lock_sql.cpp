@@ -23,19 +23,8 @@ row_lock_sql postgresql(const std::string& table) {
   s.ensure = t("INSERT INTO {{table_rows}} (resource) VALUES ($1) ON CONFLICT (resource) DO NOTHING");
   s.lock = t("SELECT 1 FROM {{table_rows}} WHERE resource = $1 FOR UPDATE");
   s.lock_nowait = t("SELECT 1 FROM {{table_rows}} WHERE resource = $1 FOR UPDATE NOWAIT");
-  // set_config(…, true) is SET LOCAL with a bound value: it ends with the transaction and is
-  // undone by ROLLBACK TO SAVEPOINT. lock_timeout = 0 would mean "no limit", hence the minimum 1.
-  s.timeout_unit_ms = 1;
-  s.timeout_min = 1;
-  s.timeout_max = 2147483647;  // INT_MAX ms, about 24.8 days
-  s.timeout_shortest = 1;
-  s.timeout_is_transaction_local = true;
-  s.timeout_get = "SELECT current_setting('lock_timeout')";
-  s.timeout_set = "SELECT set_config('lock_timeout', CAST($1 AS text) || 'ms', true)";
-  s.timeout_restore = "SELECT set_config('lock_timeout', $1, true)";
-  s.savepoint = "SAVEPOINT sqllock_row_lock";
-  s.release_savepoint = "RELEASE SAVEPOINT sqllock_row_lock";
-  s.rollback_to_savepoint = "ROLLBACK TO SAVEPOINT sqllock_row_lock";
+  s.lock_wait = postgresql_lock_wait(true);
+  s.savepoint = make_savepoint_sql("sqllock_row_lock");
   return s;
 }
 
@@ -61,15 +50,16 @@ row_lock_sql mysql(const std::string& table) {
   // innodb_lock_wait_timeout counts whole seconds, at least 1 on MySQL 8. MariaDB's per-statement
   // `WAIT n` is no finer (WAIT 0.5 acts as NOWAIT) and MySQL 8 lacks it, so the session variable
   // is used, read first and put back afterwards.
-  s.timeout_unit_ms = 1000;
-  s.timeout_min = 1;
-  s.timeout_max = 100000000;  // seconds (about 3.2 years): MariaDB's limit (MySQL 8 allows 2^30)
+  s.lock_wait.unit_ms = 1000;
+  s.lock_wait.min = 1;
+  s.lock_wait.max = 100000000;  // seconds (about 3.2 years): MariaDB's limit (MySQL 8 allows 2^30)
   // 0 makes MariaDB 10.3+ fail a lock wait at once; MySQL 8 raises it to its minimum, 1 s.
-  s.timeout_shortest = 0;
-  s.timeout_is_transaction_local = false;
-  s.timeout_get = "SELECT @@SESSION.innodb_lock_wait_timeout";
-  s.timeout_set = "SET SESSION innodb_lock_wait_timeout = $1";
-  s.timeout_restore = "SET SESSION innodb_lock_wait_timeout = CAST($1 AS UNSIGNED)";
+  s.lock_wait.shortest = 0;
+  s.lock_wait.unlimited = 100000000;  // never used: waits without a deadline keep the session's own
+  s.lock_wait.transaction_local = false;
+  s.lock_wait.get = "SELECT @@SESSION.innodb_lock_wait_timeout";
+  s.lock_wait.set = "SET SESSION innodb_lock_wait_timeout = $1";
+  s.lock_wait.restore = "SET SESSION innodb_lock_wait_timeout = CAST($1 AS UNSIGNED)";
   return s;
 }
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "dialect/transaction_sql.hpp"
 #include "sqllock/database.hpp"
 #include "sqllock/error.hpp"
 
@@ -39,19 +40,10 @@ struct row_lock_sql {
   std::string lock_nowait;  // the same, or a lock_not_available error at once
 
   // ---- bounding lock waits: the session's (MySQL) or the transaction's (PostgreSQL) setting
-  std::int64_t timeout_unit_ms = 1;  // what one unit of timeout_set is
-  std::int64_t timeout_min = 1;      // smallest value for a timed wait (PostgreSQL: 0 disables)
-  std::int64_t timeout_max = 1;      // largest value the server accepts; longer waits are cut to it
-  std::int64_t timeout_shortest = 1;  // the value closest to NOWAIT, for statements that lack NOWAIT
-  bool timeout_is_transaction_local = false;  // reverts by itself with a rollback (PostgreSQL)
-  std::string timeout_get;      // → one row: the current setting, as text for timeout_restore
-  std::string timeout_set;      // $1 = the timeout as an integer number of units
-  std::string timeout_restore;  // $1 = a text timeout_get returned
+  lock_wait_sql lock_wait;
 
-  // ---- savepoints (used when errors_abort_transaction)
-  std::string savepoint;
-  std::string release_savepoint;
-  std::string rollback_to_savepoint;
+  // ---- the savepoint a caller's transaction is locked in (used when errors_abort_transaction)
+  savepoint_sql savepoint;
 };
 
 // The row-lock statements for `kind` and the (validated, unquoted) lock table name. Cached: the

@@ -73,14 +73,10 @@ advisory_sql make_advisory_sql() {
       " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
       " AND CAST(classid AS bigint) = CAST($1 AS bigint) AND CAST(objid AS bigint) = CAST($2 AS bigint)"
       " AND objsubid = CAST($3 AS integer) AND mode = CAST($4 AS text)";
-  s.set_lock_timeout = "SELECT set_config('lock_timeout', CAST($1 AS text), false)";
-  s.set_local_lock_timeout = "SELECT set_config('lock_timeout', CAST($1 AS text), true)";
-  s.reset_lock_timeout = "RESET lock_timeout";
+  s.session_lock_wait = postgresql_lock_wait(false);
+  s.xact_lock_wait = postgresql_lock_wait(true);
   s.unlock_all = "SELECT pg_advisory_unlock_all()";
-  s.savepoint = "SAVEPOINT sqllock_advisory";
-  s.rollback_to_savepoint = "ROLLBACK TO SAVEPOINT sqllock_advisory";
-  s.release_savepoint = "RELEASE SAVEPOINT sqllock_advisory";
-  s.current_lock_timeout = "SELECT current_setting('lock_timeout')";
+  s.savepoint = make_savepoint_sql("sqllock_advisory");
   return s;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "dialect/transaction_sql.hpp"
 #include "sqllock/database.hpp"
 
 namespace sqllock::detail {
@@ -46,18 +47,14 @@ struct advisory_sql {
   // $1 classid, $2 objid, $3 objsubid (1: bigint key, 2: two integers), $4 pg_locks mode →
   // one row, one field: how many granted advisory locks of this session and database match.
   std::string held;
-  // $1 = a lock_timeout value such as "250ms" ("0" disables it); for the session / for the
-  // current transaction only.
-  std::string set_lock_timeout;
-  std::string set_local_lock_timeout;
-  std::string reset_lock_timeout;  // back to the connection's default (exec_direct)
+  // lock_timeout around a waiting statement: for the session (undone by RESET) and for the current
+  // transaction only (SET LOCAL).
+  lock_wait_sql session_lock_wait;
+  lock_wait_sql xact_lock_wait;
   std::string unlock_all;          // pg_advisory_unlock_all(): drops every session-level lock
   // A bounded wait inside the caller's transaction runs in this savepoint (exec_direct), so a
   // timeout aborts only the savepoint, not the caller's transaction.
-  std::string savepoint;
-  std::string rollback_to_savepoint;
-  std::string release_savepoint;
-  std::string current_lock_timeout;  // one row: the lock_timeout in force, as SET accepts it
+  savepoint_sql savepoint;
 };
 
 // MySQL / MariaDB user-level lock statements. $1 is always the (already mapped) server name.

@@ -12,8 +12,8 @@ reap_options take_reap_options(args& a) {
   if (auto v = a.take("batch")) {
     std::size_t n = 0;
     const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
-    if (ec != std::errc() || end != v->data() + v->size() || n < 1 || n > kMaxReapBatch)
-      throw usage_error{"invalid --batch '" + *v + "': use a whole number from 1 to " + std::to_string(kMaxReapBatch)};
+    if (ec != std::errc() || end != v->data() + v->size() || n < 1 || n > max_reap_batch)
+      throw usage_error{"invalid --batch '" + *v + "': use a whole number from 1 to " + std::to_string(max_reap_batch)};
     o.batch_size = n;
   }
   if (auto v = a.take("grace")) {

@@ -41,21 +41,21 @@ SQLLOCK_API bool mysql_lock_row(sql::Connection* conn, std::string_view name, ro
 // invalid_argument for a bad name or table, a null conn, or autocommit on; not_supported on a
 // multi-node Galera cluster unless set_caller_row_locks_galera_pinned(true) was called (see
 // sqllock/row_lock.hpp: FOR UPDATE is node-local there); schema_error when migration 2 has not
-// run on `table`; backend_error for a deadlock (the server rolled back the whole transaction —
+// run on `table`; deadlock (a backend_error: the server rolled back the whole transaction —
 // retry it) or another server error; connection_error when the connection broke.
 inline void lock_row(sql::Connection* conn, std::string_view name, std::string_view table = default_lock_table) {
   detail::mysql_lock_row(conn, name, detail::row_wait_kind::block, {}, table);
 }
 
 // Like lock_row, but returns false at once (NOWAIT) when another transaction holds the row.
-inline bool try_lock_row(sql::Connection* conn, std::string_view name, std::string_view table = default_lock_table) {
+[[nodiscard]] inline bool try_lock_row(sql::Connection* conn, std::string_view name, std::string_view table = default_lock_table) {
   return detail::mysql_lock_row(conn, name, detail::row_wait_kind::nowait, {}, table);
 }
 
 // Like lock_row, but returns false when the row is still held after `timeout`, rounded up to whole
 // seconds (innodb_lock_wait_timeout, set for the attempt and restored afterwards).
 template <class Rep, class Period>
-bool try_lock_row_for(sql::Connection* conn, std::string_view name, const std::chrono::duration<Rep, Period>& timeout,
+[[nodiscard]] bool try_lock_row_for(sql::Connection* conn, std::string_view name, const std::chrono::duration<Rep, Period>& timeout,
                       std::string_view table = default_lock_table) {
   return detail::mysql_lock_row(conn, name, detail::row_wait_kind::until, detail::steady_deadline_after(timeout),
                                 table);

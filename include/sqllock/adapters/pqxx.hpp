@@ -42,7 +42,7 @@ SQLLOCK_API bool pqxx_lock_row(pqxx::transaction_base& tx, std::string_view name
 // Locks the row of `name` (in "<table>_rows", creating it on first use) in `tx`, waiting as long
 // as needed; the lock lasts until tx commits or aborts. Throws invalid_argument for a bad name or
 // table, or when tx is a pqxx::nontransaction; schema_error when migration 2 has not run on
-// `table`; backend_error for a deadlock (the message says so; tx is still usable, but without the
+// `table`; deadlock (a backend_error; the message says so; tx is still usable, but without the
 // lock — abort and retry) or another server error; connection_error when the connection broke.
 inline void lock_row(pqxx::transaction_base& tx, std::string_view name,
                      std::string_view table = default_lock_table) {
@@ -50,7 +50,7 @@ inline void lock_row(pqxx::transaction_base& tx, std::string_view name,
 }
 
 // Like lock_row, but returns false at once (NOWAIT) when another transaction holds the row.
-inline bool try_lock_row(pqxx::transaction_base& tx, std::string_view name,
+[[nodiscard]] inline bool try_lock_row(pqxx::transaction_base& tx, std::string_view name,
                          std::string_view table = default_lock_table) {
   return detail::pqxx_lock_row(tx, name, detail::row_wait_kind::nowait, {}, table);
 }
@@ -58,7 +58,7 @@ inline bool try_lock_row(pqxx::transaction_base& tx, std::string_view name,
 // Like lock_row, but returns false when the row is still held after `timeout` (lock_timeout, set
 // for the attempt only: the transaction's own setting is back in force afterwards).
 template <class Rep, class Period>
-bool try_lock_row_for(pqxx::transaction_base& tx, std::string_view name,
+[[nodiscard]] bool try_lock_row_for(pqxx::transaction_base& tx, std::string_view name,
                       const std::chrono::duration<Rep, Period>& timeout,
                       std::string_view table = default_lock_table) {
   return detail::pqxx_lock_row(tx, name, detail::row_wait_kind::until, detail::steady_deadline_after(timeout), table);
@@ -75,7 +75,7 @@ SQLLOCK_API bool pqxx_advisory_xact_lock(pqxx::transaction_base& tx, const advis
 // Takes pg_advisory_xact_lock(key) (or the shared form) in tx, waiting as long as needed (tx's own
 // lock_timeout and statement_timeout still apply); held until tx commits or aborts — there is no
 // unlock. Re-entrant within tx, like every PostgreSQL advisory lock. Throws invalid_argument when tx
-// is a pqxx::nontransaction (the lock would end with the statement); backend_error for a deadlock
+// is a pqxx::nontransaction (the lock would end with the statement); deadlock (a backend_error)
 // (40P01) or another server error, after which tx is still usable, without the lock;
 // connection_error when the connection broke.
 inline void advisory_xact_lock(pqxx::transaction_base& tx, const advisory_key& key,
@@ -89,11 +89,11 @@ inline void advisory_xact_lock(pqxx::transaction_base& tx, std::string_view name
 
 // Like advisory_xact_lock, but returns false at once (pg_try_advisory_xact_lock) when another
 // session holds the key.
-inline bool try_advisory_xact_lock(pqxx::transaction_base& tx, const advisory_key& key,
+[[nodiscard]] inline bool try_advisory_xact_lock(pqxx::transaction_base& tx, const advisory_key& key,
                                    advisory_mode mode = advisory_mode::exclusive) {
   return detail::pqxx_advisory_xact_lock(tx, key, mode, std::chrono::steady_clock::time_point::min());
 }
-inline bool try_advisory_xact_lock(pqxx::transaction_base& tx, std::string_view name,
+[[nodiscard]] inline bool try_advisory_xact_lock(pqxx::transaction_base& tx, std::string_view name,
                                    advisory_mode mode = advisory_mode::exclusive) {
   return try_advisory_xact_lock(tx, advisory_key::from_name(name), mode);
 }
@@ -102,7 +102,7 @@ inline bool try_advisory_xact_lock(pqxx::transaction_base& tx, std::string_view 
 // (lock_timeout, set for the attempt only; the attempt runs in a savepoint, so tx stays usable and
 // a lock granted just as the timeout fired is released with it).
 template <class Rep, class Period>
-bool try_advisory_xact_lock_for(pqxx::transaction_base& tx, const advisory_key& key,
+[[nodiscard]] bool try_advisory_xact_lock_for(pqxx::transaction_base& tx, const advisory_key& key,
                                 const std::chrono::duration<Rep, Period>& timeout,
                                 advisory_mode mode = advisory_mode::exclusive) {
   return detail::pqxx_advisory_xact_lock(tx, key, mode, detail::steady_deadline_after(timeout));

@@ -41,14 +41,14 @@ SQLLOCK_API bool soci_lock_row(soci::session& session, std::string_view name, ro
 // invalid_argument for a bad name or table, or when no transaction is open; not_supported for
 // backends other than postgresql and mysql, and on a multi-node Galera cluster unless
 // set_caller_row_locks_galera_pinned(true) was called (see sqllock/row_lock.hpp); schema_error when migration 2 has not run on `table`;
-// backend_error for a deadlock (the message says what was rolled back; on MySQL that is the whole
+// deadlock, a backend_error (the message says what was rolled back; on MySQL that is the whole
 // transaction — retry it) or another server error; connection_error when the connection broke.
 inline void lock_row(soci::session& session, std::string_view name, std::string_view table = default_lock_table) {
   detail::soci_lock_row(session, name, detail::row_wait_kind::block, {}, table);
 }
 
 // Like lock_row, but returns false at once (NOWAIT) when another transaction holds the row.
-inline bool try_lock_row(soci::session& session, std::string_view name,
+[[nodiscard]] inline bool try_lock_row(soci::session& session, std::string_view name,
                          std::string_view table = default_lock_table) {
   return detail::soci_lock_row(session, name, detail::row_wait_kind::nowait, {}, table);
 }
@@ -56,7 +56,7 @@ inline bool try_lock_row(soci::session& session, std::string_view name,
 // Like lock_row, but returns false when the row is still held after `timeout` (MySQL: rounded up
 // to whole seconds). The session's own lock wait setting is restored afterwards.
 template <class Rep, class Period>
-bool try_lock_row_for(soci::session& session, std::string_view name,
+[[nodiscard]] bool try_lock_row_for(soci::session& session, std::string_view name,
                       const std::chrono::duration<Rep, Period>& timeout,
                       std::string_view table = default_lock_table) {
   return detail::soci_lock_row(session, name, detail::row_wait_kind::until, detail::steady_deadline_after(timeout),
