@@ -5,7 +5,7 @@ sqllock_add_test(bad_input_names_test SOURCES bad_input_names_test.cpp SERVERS T
 sqllock_add_test(bad_input_options_test SOURCES bad_input_options_test.cpp SERVERS TIMEOUT 120)
 sqllock_add_test(bad_input_release_test SOURCES bad_input_release_test.cpp SERVERS TIMEOUT 120)
 if(TARGET sqllock_cli)
-  sqllock_add_test(bad_input_cli_test SOURCES bad_input_cli_test.cpp SERVERS TIMEOUT 180)
+  sqllock_add_test(bad_input_cli_test SOURCES bad_input_cli_test.cpp SERVERS PROCESS TIMEOUT 180)
   target_compile_definitions(bad_input_cli_test PRIVATE SQLLOCK_CLI="$<TARGET_FILE:sqllock_cli>")
   add_dependencies(bad_input_cli_test sqllock_cli)
 endif()

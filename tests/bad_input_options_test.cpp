@@ -170,7 +170,7 @@ TEST_P(BadInputOptionsTest, ReapOptionsOutOfRangeAreRefusedAndDeleteNothing) {
   };
   const std::vector<bad_reap> bad{
       {"batch", 0, ms(0)},
-      {"batch", kMaxReapBatch + 1, ms(0)},
+      {"batch", max_reap_batch + 1, ms(0)},
       {"grace", 1000, ms(-1)},
       {"grace", 1000, ms::min()},
       {"grace", 1000, std::chrono::duration_cast<ms>(24h * 365) + 1ms},

@@ -5,7 +5,7 @@ if(TARGET sqllock_cli)
   target_include_directories(duration_test PRIVATE ${PROJECT_SOURCE_DIR}/tools/sqllock)
 
   # `sqllock run` as real processes against every driver × dialect pair.
-  sqllock_add_test(cli_run_test SOURCES cli_run_test.cpp SERVERS TIMEOUT 600)
+  sqllock_add_test(cli_run_test SOURCES cli_run_test.cpp SERVERS PROCESS TIMEOUT 600)
   target_compile_definitions(cli_run_test PRIVATE SQLLOCK_CLI="$<TARGET_FILE:sqllock_cli>")
   add_dependencies(cli_run_test sqllock_cli)
 endif()

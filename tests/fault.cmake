@@ -17,7 +17,7 @@ target_compile_definitions(sqllock_fault PRIVATE SQLLOCK_SERVERS_SCRIPT="${PROJE
 # run it beside other tests; it shares no server with them.
 function(sqllock_fault_test name)
   add_test(NAME fault.${name} COMMAND sqllock_fault ${ARGN})
-  set_tests_properties(fault.${name} PROPERTIES TIMEOUT 900 SKIP_RETURN_CODE 77)
+  set_tests_properties(fault.${name} PROPERTIES TIMEOUT 900 SKIP_RETURN_CODE 77 LABELS "fault;process")
 endfunction()
 
 # The same on a high-availability setup: label `ha` (scripts/test.sh leaves these out of the
@@ -26,7 +26,7 @@ endfunction()
 # starting at once on two cores stretch their failovers and state transfers past the bounds.
 function(sqllock_fault_ha_test name)
   sqllock_fault_test(${name} ${ARGN})
-  set_tests_properties(fault.${name} PROPERTIES LABELS "fault;ha" RESOURCE_LOCK ha_cluster)
+  set_tests_properties(fault.${name} PROPERTIES LABELS "fault;process;ha" RESOURCE_LOCK ha_cluster)
 endfunction()
 
 sqllock_fault_test(table.postgresql --database postgresql --kind table)
@@ -37,7 +37,7 @@ sqllock_fault_test(named.mariadb --database mariadb --kind named)
 sqllock_fault_test(row.postgresql --database postgresql --kind row)
 sqllock_fault_test(row.mariadb --database mariadb --kind row)
 
-# Negative controls: unsafe peers (tests/fault/locker.cpp, rogue_locker.cpp) must be caught, in a
+# Negative controls: unsafe peers (tests/fault/rogue_locker.cpp) must be caught, in a
 # short run with the faults that expose them.
 sqllock_fault_test(control.unsafe_release.postgresql --database postgresql --kind table --seconds 30
   --resources 1 --control unsafe-release --faults pause-long,pause-xlong --fault-every-ms 2000 --restarts 0 --expect-violation foreign-delete)

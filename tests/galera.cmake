@@ -31,6 +31,7 @@ if(SQLLOCK_HAVE_MYSQL AND SQLLOCK_HAVE_SOCI)
     set_source_files_properties(galera_test.cpp PROPERTIES COMPILE_OPTIONS -fno-sanitize=vptr)
   endif()
   gtest_discover_tests(galera_test DISCOVERY_TIMEOUT 30
-    PROPERTIES TIMEOUT 180 FIXTURES_REQUIRED galera RESOURCE_LOCK ha_cluster LABELS ha
+    PROPERTIES TIMEOUT 180 FIXTURES_REQUIRED galera RESOURCE_LOCK ha_cluster
                ENVIRONMENT "SQLLOCK_TEST_ENV_FILE=${SQLLOCK_GALERA_STATE_DIR}/env")
+  sqllock_label_tests(galera_test integration galera ha process)
 endif()

@@ -10,5 +10,5 @@ if(BUILD_SHARED_LIBS AND SQLLOCK_INSTALL AND NOT SQLLOCK_SANITIZE AND CMAKE_INST
   add_test(NAME package.deb
     COMMAND ${PROJECT_SOURCE_DIR}/scripts/check-packages.sh ${PROJECT_BINARY_DIR}
             ${CMAKE_CURRENT_BINARY_DIR}/package-check)
-  set_tests_properties(package.deb PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900 LABELS package)
+  set_tests_properties(package.deb PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900 LABELS "package;process")
 endif()

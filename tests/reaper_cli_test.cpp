@@ -14,6 +14,7 @@
 #include "support/fresh_database.hpp"
 #include "support/lock_fixture.hpp"
 #include "support/lock_rows.hpp"
+#include "support/log_events.hpp"
 #include "support/program.hpp"
 #include "support/time_scale.hpp"
 
@@ -39,18 +40,6 @@ std::map<std::string, std::string> parse_metrics(const std::string& text) {
 std::string metric(const std::map<std::string, std::string>& m, const std::string& name, const std::string& table) {
   const auto it = m.find(name + "{table=\"" + table + "\"}");
   return it == m.end() ? "<missing>" : it->second;
-}
-
-// Lines of `log` for which every "key=value" in `want` is present.
-int count_events(const std::string& log, const std::vector<std::string>& want) {
-  int n = 0;
-  std::istringstream in(log);
-  for (std::string line; std::getline(in, line);) {
-    bool all = true;
-    for (const auto& w : want) all = all && (" " + line + " ").find(" " + w + " ") != std::string::npos;
-    n += all;
-  }
-  return n;
 }
 
 // Words of a command line, as systemd splits ExecStart (no quoting used in the shipped unit),

@@ -6,7 +6,9 @@
 
 #include "support/lock_fixture.hpp"
 #include "support/lock_rows.hpp"
+#include "support/log_events.hpp"
 #include "support/program.hpp"
+#include "support/server_control.hpp"
 #include "support/time_scale.hpp"
 
 namespace sqllock::test {
@@ -15,17 +17,6 @@ namespace {
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 namespace fs = std::filesystem;
-
-int count_events(const std::string& log, const std::vector<std::string>& want) {
-  int n = 0;
-  std::istringstream in(log);
-  for (std::string line; std::getline(in, line);) {
-    bool all = true;
-    for (const auto& w : want) all = all && (" " + line + " ").find(" " + w + " ") != std::string::npos;
-    n += all;
-  }
-  return n;
-}
 
 // The retry_in_ms values of the failed passes in `log`, in order.
 std::vector<long long> retry_delays(const std::string& log) {
@@ -41,13 +32,11 @@ std::vector<long long> retry_delays(const std::string& log) {
 class ReaperRestartTest : public LockTableTest {
  protected:
   void SetUp() override {
-    const bool pg = GetParam().dialect == dialect_kind::postgresql;
-    script_ = test_setting("SQLLOCK_TEST_SERVERS_SCRIPT").value_or("");
-    state_ = test_setting("SQLLOCK_TEST_STATE_DIR").value_or("");
     // Only servers that scripts/test-servers.sh started can be restarted by it.
-    if (script_.empty() || state_.empty() || !test_setting(pg ? "SQLLOCK_TEST_PG_DATA" : "SQLLOCK_TEST_MY_DATA"))
-      GTEST_SKIP() << "the " << (pg ? "PostgreSQL" : "MariaDB") << " server was not started by test-servers.sh";
-    server_ = pg ? "pg" : "my";
+    server_ = server_control::for_tests(GetParam());
+    if (!server_)
+      GTEST_SKIP() << "the " << (GetParam().dialect == dialect_kind::postgresql ? "PostgreSQL" : "MariaDB")
+                   << " server was not started by test-servers.sh";
     LockTableTest::SetUp();
     dir_ = make_temp_dir("sqllock-reaper-restart");
   }
@@ -56,10 +45,7 @@ class ReaperRestartTest : public LockTableTest {
   }
 
   // Runs test-servers.sh <action>-<server> on the test servers.
-  void server(const std::string& action) {
-    const auto r = run_program({script_, action + "-" + server_, state_}, dir_, {}, 180s);
-    ASSERT_EQ(r.code, 0) << action << ": " << r.out << r.err;
-  }
+  void server(const std::string& action) { server_->must({action}); }
 
   std::vector<std::string> daemon_args() const {
     return {SQLLOCK_REAPER, "--interval", "200ms", "--db", GetParam().uri, "--table", table_};
@@ -74,7 +60,7 @@ class ReaperRestartTest : public LockTableTest {
     EXPECT_LT(steady::now() - sent, scaled(1s)) << p.out() << p.err();
   }
 
-  std::string script_, state_, server_;
+  std::optional<server_control> server_;
   fs::path dir_;
 };
 

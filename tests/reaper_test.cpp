@@ -108,7 +108,7 @@ TEST_P(ReaperTest, RejectsOutOfRangeOptionsWithoutTouchingTheTable) {
   auto db = open();
   insert_rows(db, {.count = 3});
   EXPECT_THROW(reap(db, {.batch_size = 0}), invalid_argument);
-  EXPECT_THROW(reap(db, {.batch_size = kMaxReapBatch + 1}), invalid_argument);
+  EXPECT_THROW(reap(db, {.batch_size = max_reap_batch + 1}), invalid_argument);
   EXPECT_THROW(reap(db, {.grace = -1ms}), invalid_argument);
   EXPECT_EQ(rows(db), 3);
 }

@@ -399,8 +399,8 @@ TEST(RowLockAdapterSqliteTest, SociSqliteSaysNotSupported) {
   soci::session session(soci::sqlite3, spec.path);
   soci::transaction tx(session);
   EXPECT_THROW(lock_row(session, "x"), not_supported);
-  EXPECT_THROW(try_lock_row(session, "x"), not_supported);
-  EXPECT_THROW(try_lock_row_for(session, "x", 1s), not_supported);
+  EXPECT_THROW((void)try_lock_row(session, "x"), not_supported);
+  EXPECT_THROW((void)try_lock_row_for(session, "x", 1s), not_supported);
 }
 
 }  // namespace

@@ -1,15 +1,14 @@
 // Session locks with real processes: advisory_lock on the PostgreSQL targets, named_lock on the
-// MySQL/MariaDB targets. Mutual exclusion on a shared counter, a SIGKILLed holder, and a holder
-// whose session is killed from outside.
-#include <sys/wait.h>
+// MySQL/MariaDB targets. A holder whose session is killed from outside, and a fork. (Mutual
+// exclusion on a shared counter, and a SIGKILLed holder's lock: tests/contract/, for every kind.)
 #include <unistd.h>
 
-#include <csignal>
 #include <memory>
 #include <thread>
 
 #include "sqllock/advisory_lock.hpp"
 #include "sqllock/named_lock.hpp"
+#include "support/lock_kinds.hpp"
 #include "support/processes.hpp"
 #include "support/session_lock_fixture.hpp"
 #include "support/time_scale.hpp"
@@ -45,87 +44,9 @@ class SessionLockProcessTest : public SessionLockTest {
  protected:
   // Ends the session that holds `name`, from another session (pg_terminate_backend / KILL).
   void kill_holder_session(const database& admin, const std::string& name) {
-    if (admin.dialect() == dialect_kind::postgresql) {
-      const auto key = advisory_key::from_name(name);
-      const auto bits = static_cast<std::uint64_t>(key.value());
-      const auto killed = scalar(admin,
-                                 "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_locks WHERE locktype = 'advisory' "
-                                 "AND granted AND CAST(classid AS bigint) = CAST($1 AS bigint) "
-                                 "AND CAST(objid AS bigint) = CAST($2 AS bigint) AND objsubid = 1",
-                                 {static_cast<std::int64_t>(bits >> 32), static_cast<std::int64_t>(bits & 0xffffffffu)});
-      ASSERT_EQ(killed, "1");
-    } else {
-      const auto id = scalar(admin, "SELECT IS_USED_LOCK($1)", {named_lock_server_name(name)});
-      ASSERT_NE(id, "");
-      sql(admin, "KILL " + id);
-    }
+    session_lock_kind(admin.dialect()).kill_holder_session(admin, name);
   }
 };
-
-TEST_P(SessionLockProcessTest, FourProcessesIncrementACounterWithoutLosingAnUpdate) {
-  constexpr int kProcesses = 4;
-  constexpr int kRounds = 50;
-  const std::string counter = unique_name("counter");
-  const std::string name = unique_name("counter_lock");
-  {
-    auto db = open_owner();  // the runtime role may not create tables
-    sql(db, "CREATE TABLE " + counter + " (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)");
-    sql(db, "INSERT INTO " + counter + " (id, v) VALUES (1, 0)");
-  }
-  process_group group;
-  for (int p = 0; p < kProcesses; ++p) {
-    group.spawn([&] {
-      auto db = open();  // each process has its own handle, sessions and connections
-      any_session_lock lock(db, name);
-      for (int i = 0; i < kRounds; ++i) {
-        std::lock_guard guard(lock);
-        // Read, pause, write: without mutual exclusion increments get lost.
-        const auto v = std::stoll(sql(db, "SELECT v FROM " + counter + " WHERE id = 1").rows.at(0).at(0).value());
-        std::this_thread::sleep_for(200us);
-        sql(db, "UPDATE " + counter + " SET v = $1 WHERE id = 1", {std::int64_t{v + 1}});
-      }
-      return 0;
-    });
-  }
-  EXPECT_EQ(group.wait_all(), kProcesses);
-  auto db = open();
-  EXPECT_EQ(scalar(db, "SELECT v FROM " + counter + " WHERE id = 1"), std::to_string(kProcesses * kRounds));
-  sql(open_owner(), "DROP TABLE " + counter);
-  any_session_lock after(db, name);
-  EXPECT_TRUE(after.try_lock()) << "every process released the lock";
-  after.unlock();
-}
-
-TEST_P(SessionLockProcessTest, ASigkilledHoldersLockIsFreeAtOnce) {
-  int ready[2];
-  ASSERT_EQ(::pipe(ready), 0);
-  const std::string name = unique_name("crashy");
-  process_group group;
-  const pid_t holder = group.spawn([&] {
-    auto db = open();
-    any_session_lock lock(db, name);
-    lock.lock();
-    (void)!::write(ready[1], "x", 1);
-    std::this_thread::sleep_for(60s);  // killed long before
-    return 0;
-  });
-  group.start();
-  char c;
-  ASSERT_EQ(::read(ready[0], &c, 1), 1);
-  auto db = open();
-  any_session_lock lock(db, name);
-  EXPECT_FALSE(lock.try_lock());
-  ::kill(holder, SIGKILL);
-  const auto killed = std::chrono::steady_clock::now();
-  ASSERT_TRUE(lock.try_lock_for(5s)) << "the dead holder's session never released the lock";
-  const auto took = std::chrono::steady_clock::now() - killed;
-  EXPECT_LT(took, scaled(1s));
-  std::printf("[ info ] acquired %lld ms after SIGKILL of the holder\n",
-              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
-  lock.unlock();
-  ::close(ready[0]);
-  ::close(ready[1]);
-}
 
 TEST_P(SessionLockProcessTest, KillingTheHoldersSessionSignalsTheHolderProcess) {
   // The holder process reports, through a pipe, how long after the kill its lost signal came.
@@ -201,11 +122,7 @@ TEST_P(SessionLockProcessTest, AForkedChildHoldsNoneOfItsParentsLocksAndLeavesTh
   probe.unlock();
 }
 
-INSTANTIATE_TEST_SUITE_P(SessionLocks, SessionLockProcessTest, ::testing::ValuesIn([] {
-                           auto out = targets_of(dialect_kind::postgresql);
-                           for (auto& t : targets_of(dialect_kind::mysql)) out.push_back(t);
-                           return out;
-                         }()),
+INSTANTIATE_TEST_SUITE_P(SessionLocks, SessionLockProcessTest, ::testing::ValuesIn(session_lock_targets()),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace

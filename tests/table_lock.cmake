@@ -1,4 +1,3 @@
 sqllock_add_test(table_lock_test SOURCES table_lock_test.cpp SERVERS)
-sqllock_add_test(table_lock_process_test SOURCES table_lock_process_test.cpp SERVERS)
 sqllock_add_test(table_lock_restart_test SOURCES table_lock_restart_test.cpp
- SERVERS SERIAL TIMEOUT 600)
+ SERVERS SERIAL PROCESS TIMEOUT 600)

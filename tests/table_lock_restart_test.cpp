@@ -2,42 +2,18 @@
 // drops the connections the restart closed. Restarts disturb every test using the same servers,
 // so ctest runs this program on its own (RUN_SERIAL).
 #include <cstdio>
-#include <filesystem>
 #include <string>
-#include <vector>
 
 #include "core/database_impl.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/table_lock.hpp"
 #include "support/lock_fixture.hpp"
-#include "support/program.hpp"
+#include "support/server_control.hpp"
 
 namespace sqllock::test {
 namespace {
 
 using namespace std::chrono_literals;
-
-// Whether scripts/test-servers.sh started `t`'s server, so that it can be restarted here.
-bool restartable(const target& t) {
-  const bool pg = t.dialect == dialect_kind::postgresql;
-  return test_setting("SQLLOCK_TEST_SERVERS_SCRIPT") && test_setting("SQLLOCK_TEST_STATE_DIR") &&
-         test_setting(pg ? "SQLLOCK_TEST_PG_DATA" : "SQLLOCK_TEST_MY_DATA");
-}
-
-// Runs test-servers.sh <action>-<pg|my> for each of `actions` on `t`'s server (restartable()
-// first), in order; fails the calling test when one fails.
-void control_server(const target& t, const std::vector<std::string>& actions) {
-  const std::string server = t.dialect == dialect_kind::postgresql ? "pg" : "my";
-  const auto dir = make_temp_dir("sqllock-server-control");
-  for (const auto& action : actions) {
-    const auto r = run_program({*test_setting("SQLLOCK_TEST_SERVERS_SCRIPT"), action + "-" + server,
-                                *test_setting("SQLLOCK_TEST_STATE_DIR")},
-                               dir, {}, 180s);
-    EXPECT_EQ(r.code, 0) << action << ": " << r.out << r.err;
-    if (r.code != 0) break;
-  }
-  std::filesystem::remove_all(dir);
-}
 
 class TableLockRestartTest : public LockTableTest {};
 
@@ -55,10 +31,10 @@ TEST_P(TableLockRestartTest, FenceKeepsIncreasingAcrossAServerRestart) {
   if (GetParam().dialect == dialect_kind::sqlite) {
     // The embedded database has no server: closing every handle and reopening the file is its restart.
   } else {
-    if (!restartable(GetParam()))
-      GTEST_SKIP() << "the server was not started by scripts/test-servers.sh, so it cannot be restarted";
+    const auto server = server_control::for_tests(GetParam());
+    if (!server) GTEST_SKIP() << "the server was not started by scripts/test-servers.sh, so it cannot be restarted";
     // An immediate stop (SIGKILL) is the harsher case: nothing is flushed politely.
-    control_server(GetParam(), {"kill", "start"});
+    server->must({"kill", "start"});
     if (HasFailure()) return;
   }
   auto db = open();
@@ -78,8 +54,8 @@ class PoolRestartTest : public LockTableTest {};
 // Connector/C++ exposes no socket: there each dead pooled connection costs one connection_error
 // (a typed error, as documented), and then the same handle locks again.
 TEST_P(PoolRestartTest, TheFirstLockAfterAServerRestartSucceeds) {
-  if (!restartable(GetParam()))
-    GTEST_SKIP() << "the server was not started by scripts/test-servers.sh, so it cannot be restarted";
+  const auto server = server_control::for_tests(GetParam());
+  if (!server) GTEST_SKIP() << "the server was not started by scripts/test-servers.sh, so it cannot be restarted";
   auto db = open();
   {
     // Two connections in the pool, both idle when the server goes away.
@@ -91,7 +67,7 @@ TEST_P(PoolRestartTest, TheFirstLockAfterAServerRestartSucceeds) {
   ASSERT_TRUE(warm.try_lock());
   warm.unlock();
 
-  control_server(GetParam(), {"restart"});
+  server->must({"restart"});
   if (HasFailure()) return;
 
   table_lock lock(db, "after-restart");

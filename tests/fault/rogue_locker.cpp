@@ -37,44 +37,56 @@ std::int64_t wall_us() {
       .count();
 }
 
-class rogue_section : public section {
+// unsafe_release_holders: `inner`'s hold, with the unsafe DELETE before sqllock's own release.
+class unsafe_release_holder : public test::lock_holder {
  public:
-  rogue_section(const database& db, std::int64_t fence) : db_(db), fence_(fence) {}
-  std::int64_t fence() const override { return fence_; }
-  detail::result exec(const std::string& statement, const std::vector<detail::value>& params) override {
-    return sql(db_, statement, params);
+  unsafe_release_holder(const database& db, std::string res, std::unique_ptr<test::lock_holder> inner)
+      : db_(db), res_(std::move(res)), inner_(std::move(inner)) {}
+
+  std::optional<test::release_result> hold(std::chrono::milliseconds timeout, const test::hold_hooks& hooks) override {
+    test::release_result mine = test::release_result::error;
+    test::hold_hooks h = hooks;
+    h.before_release = [&] {
+      hooks.before_release();
+      try {
+        const auto r = sql(db_, "DELETE FROM distributed_lock WHERE resource = $1", {res_});
+        mine = r.affected > 0 ? test::release_result::ok : test::release_result::not_held;
+      } catch (const error&) {
+      }
+    };
+    const auto r = inner_->hold(timeout, h);
+    if (r) return mine;
+    return r;
   }
-  bool transactional() const override { return false; }
-  std::optional<std::int64_t> reenter() override { return std::nullopt; }
 
  private:
   const database& db_;
-  std::int64_t fence_;
+  std::string res_;
+  std::unique_ptr<test::lock_holder> inner_;
 };
 
-class client_clock_locker : public locker {
+class client_clock_holder : public test::lock_holder {
  public:
-  client_clock_locker(const run_config& cfg, const database& db)
-      : db_(db), lease_ms_(cfg.lease.count()), skew_us_(5 * cfg.lease.count() * 1000),
+  client_clock_holder(const run_config& cfg, const database& db, std::string res)
+      : db_(db), res_(std::move(res)), lease_ms_(cfg.lease.count()), skew_us_(5 * cfg.lease.count() * 1000),
         token_("rogue-" + std::to_string(::getpid())) {}
 
-  std::optional<release_result> hold(int i, std::chrono::milliseconds timeout, const hold_hooks& hooks) override {
-    const std::string res = resource_name(i);
+  std::optional<test::release_result> hold(std::chrono::milliseconds timeout, const test::hold_hooks& hooks) override {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     std::optional<std::int64_t> fence;
     while (!fence && std::chrono::steady_clock::now() < deadline) {
-      fence = try_take(res);
+      fence = try_take(res_);
       if (!fence) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     if (!fence) return std::nullopt;
-    rogue_section s(db_, *fence);
+    test::pooled_section s(db_, *fence);
     hooks.body(s);
     hooks.before_release();
     try {
-      const auto r = sql(db_, kRelease, {res, token_, *fence});
-      return r.affected > 0 ? release_result::ok : release_result::not_held;
+      const auto r = sql(db_, kRelease, {res_, token_, *fence});
+      return r.affected > 0 ? test::release_result::ok : test::release_result::not_held;
     } catch (const error&) {
-      return release_result::error;
+      return test::release_result::error;
     }
   }
 
@@ -97,14 +109,25 @@ class client_clock_locker : public locker {
   }
 
   const database& db_;
+  std::string res_;
   std::int64_t lease_ms_, skew_us_;
   std::string token_;
 };
 
 }  // namespace
 
-std::unique_ptr<locker> make_client_clock_locker(const run_config& cfg, const database& db) {
-  return std::make_unique<client_clock_locker>(cfg, db);
+std::vector<std::unique_ptr<test::lock_holder>> unsafe_release_holders(
+    const database& db, std::vector<std::unique_ptr<test::lock_holder>> table_holders) {
+  std::vector<std::unique_ptr<test::lock_holder>> out;
+  for (std::size_t i = 0; i < table_holders.size(); ++i)
+    out.push_back(std::make_unique<unsafe_release_holder>(db, resource_name(static_cast<int>(i)), std::move(table_holders[i])));
+  return out;
+}
+
+std::vector<std::unique_ptr<test::lock_holder>> client_clock_holders(const run_config& cfg, const database& db) {
+  std::vector<std::unique_ptr<test::lock_holder>> out;
+  for (int i = 0; i < cfg.resources; ++i) out.push_back(std::make_unique<client_clock_holder>(cfg, db, resource_name(i)));
+  return out;
 }
 
 }  // namespace sqllock::fault

@@ -1,4 +1,11 @@
-// The negative control "client-clock expiry": a peer that shares sqllock's lock table but
+// The deliberately unsafe peers of the negative controls, as raw SQL a careless client could
+// send (the library has no unsafe mode); the checkers must catch them.
+//
+// "Release without the owner/fence match" (unsafe_release_holders): a peer that releases with
+// DELETE … WHERE resource = ? and only then lets sqllock tidy up its own state. It believes it
+// released when its DELETE removed a row — perhaps another holder's.
+//
+// "Client-clock expiry" (client_clock_holders): a peer that shares sqllock's lock table but
 // decides that a lease ran out by its own clock — which runs 5 leases fast, like a host with a
 // skewed clock — and then takes the row over with raw SQL (a compare-and-set on the fence it
 // read). sqllock's lockers around it are unchanged; the checkers must see the overlapping grants.
@@ -6,12 +13,19 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "fault/config.hpp"
-#include "fault/locker.hpp"
+#include "support/lock_kinds.hpp"
 
 namespace sqllock::fault {
 
-std::unique_ptr<locker> make_client_clock_locker(const run_config& cfg, const database& db);
+// `table_holders` (table_lock holders, holders[i] of resource_name(i)) releasing the unsafe way
+// first: each reports its own DELETE's outcome (ok when it removed a row) instead of sqllock's.
+std::vector<std::unique_ptr<test::lock_holder>> unsafe_release_holders(
+    const database& db, std::vector<std::unique_ptr<test::lock_holder>> table_holders);
+
+// One client-clock peer per resource (holders[i] of resource_name(i)), over `db`.
+std::vector<std::unique_ptr<test::lock_holder>> client_clock_holders(const run_config& cfg, const database& db);
 
 }  // namespace sqllock::fault

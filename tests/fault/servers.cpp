@@ -1,8 +1,8 @@
 #include "fault/servers.hpp"
 
-#include <cctype>
-#include <fstream>
+#include <functional>
 #include <iostream>
+#include <map>
 #include <stdexcept>
 #include <string_view>
 #include <thread>
@@ -11,38 +11,45 @@
 #include "fault/spawn.hpp"
 #include "sqllock/error.hpp"
 #include "support/fresh_database.hpp"
+#include "support/server_control.hpp"
 
 namespace sqllock::fault {
-
-std::map<std::string, std::string> read_env_file(const std::filesystem::path& path) {
-  std::map<std::string, std::string> out;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
-    const auto eq = line.find('=');
-    if (eq != std::string::npos) out[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  return out;
-}
-
 namespace {
 
-// Servers that a script starts in `dir` (writing dir/env), acts on and stops: `script CMD DIR …`.
+// The fault run's script runner: a script's stdout and stderr are appended to `log` as it runs
+// (its stdout is also returned when wanted).
+test::script_runner logged_to(std::string log) {
+  return [log = std::move(log)](const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                                bool want_stdout) {
+    test::run_result r{0, "", ""};
+    r.code = run(argv, log, env, want_stdout ? &r.out : nullptr);
+    return r;
+  };
+}
+
+// Servers that a script starts in directory `dir` (writing dir/env) and that are stopped, with
+// whatever of them did start, when the setup ends or its start fails.
 class scripted_setup : public server_setup {
  protected:
-  scripted_setup(std::string script, std::filesystem::path dir, const std::string& start,
-                 const std::map<std::string, std::string>& env = {})
-      : script_(std::move(script)), dir_(std::move(dir)), log_((dir_.parent_path() / "servers.log").string()) {
-    if (call(start, {}, env) != 0) {
-      call("stop");  // what did start (a cluster's first nodes)
-      throw std::runtime_error(std::filesystem::path(script_).filename().string() + " " + start + " failed; see " + log_);
+  // `start` starts them through the setup's control (what it runs is named `what` in errors).
+  scripted_setup(const std::string& script, const std::filesystem::path& dir, dialect_kind dialect,
+                 const std::string& what, const std::function<test::run_result(const test::server_control&)>& start)
+      : log_((dir.parent_path() / "servers.log").string()), ctl_(script, dir, dialect, logged_to(log_)) {
+    if (start(ctl_).code != 0) {
+      ctl_.stop_all();
+      std::string message = std::filesystem::path(script).filename().string();
+      message += " ";
+      message += what;
+      message += " failed; see ";
+      message += log_;
+      throw std::runtime_error(message);
     }
-    vars_ = read_env_file(dir_ / "env");
   }
 
  public:
   ~scripted_setup() override {
     try {
-      call("stop");
+      ctl_.stop_all();
     } catch (...) {
     }
   }
@@ -50,38 +57,20 @@ class scripted_setup : public server_setup {
   scripted_setup& operator=(const scripted_setup&) = delete;
 
  protected:
-  // Runs `script cmd dir args…`; its exit code. `output` receives its stdout (else logged).
-  int call(const std::string& cmd, const std::vector<std::string>& args = {},
-           const std::map<std::string, std::string>& env = {}, std::string* output = nullptr) {
-    std::vector<std::string> argv = {script_, cmd, dir_.string()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return run(argv, log_, env, output);
-  }
-  // A setting from dir/env; throws when it is missing or empty.
-  std::string var(const std::string& key) const {
-    const auto it = vars_.find(key);
-    if (it == vars_.end() || it->second.empty()) throw std::runtime_error("no " + key + " in " + (dir_ / "env").string());
-    return it->second;
-  }
+  const test::server_control& ctl() const { return ctl_; }
 
  private:
-  std::string script_;
-  std::filesystem::path dir_;
   std::string log_;
-  std::map<std::string, std::string> vars_;
+  test::server_control ctl_;
 };
 
-// One PostgreSQL or MariaDB server of scripts/test-servers.sh.
+// One PostgreSQL or MariaDB server of scripts/test-servers.sh, started alone
+// (test::server_control::start_only).
 class standalone_server : public scripted_setup {
  public:
-  // test-servers.sh starts no server whose URI is already in the environment: naming the other
-  // one (with a URI nothing connects to) starts only the one this run needs. The real variable
-  // of our own server is removed so a caller's setting cannot redirect the faults elsewhere.
-  standalone_server(const std::string& script, const std::filesystem::path& dir, bool pg)
-      : scripted_setup(script, dir, "start",
-                       {{"SQLLOCK_TEST_PG_URI", pg ? "" : "postgresql://unused.invalid/none"},
-                        {"SQLLOCK_TEST_MYSQL_URI", pg ? "mysql://unused.invalid/none" : ""}}),
-        suffix_(pg ? "pg" : "my"), uri_(var(pg ? "SQLLOCK_TEST_PG_URI" : "SQLLOCK_TEST_MYSQL_URI")) {}
+  standalone_server(const std::string& script, const std::filesystem::path& dir, dialect_kind dialect)
+      : scripted_setup(script, dir, dialect, "start", [](const test::server_control& c) { return c.start_only(); }),
+        uri_(ctl().uri()) {}
 
   const std::string& uri() const override { return uri_; }
   std::vector<std::string> fault_kinds() const override { return {"restart-fast", "restart-immediate"}; }
@@ -92,26 +81,31 @@ class standalone_server : public scripted_setup {
     const std::int64_t start = mono_ns();
     bool ok = false;
     if (kind == "restart-fast") {
-      ok = call("restart-" + suffix_) == 0;
+      ok = ctl().run("restart").code == 0;
     } else {
-      const bool killed = call("kill-" + suffix_) == 0;
-      ok = call("start-" + suffix_) == 0 && killed;
+      const bool killed = ctl().run("kill").code == 0;
+      ok = ctl().run("start").code == 0 && killed;
     }
     if (!ok) return {};
     return {{kind, start, mono_ns()}};
   }
 
  private:
-  std::string suffix_;  // "pg" or "my"
   std::string uri_;
 };
+
+// A cluster of scripts/ha-servers.sh: `start-<cluster>`.
+std::function<test::run_result(const test::server_control&)> start_cluster(std::string cluster) {
+  return [cluster = std::move(cluster)](const test::server_control& c) { return c.start_cluster(cluster); };
+}
 
 // pg_auto_failover of scripts/ha-servers.sh: the workers reach the primary through a multi-host
 // URI, on which libpq picks the writable node for each new connection.
 class pgaf_cluster : public scripted_setup {
  public:
   pgaf_cluster(const std::string& script, const std::filesystem::path& dir)
-      : scripted_setup(script, dir, "start-pgaf"), uri_(var("SQLLOCK_TEST_PGAF_URI")) {}
+      : scripted_setup(script, dir, dialect_kind::postgresql, "start-pgaf", start_cluster("pgaf")),
+        uri_(ctl().setting("SQLLOCK_TEST_PGAF_URI")) {}
 
   const std::string& uri() const override { return uri_; }
   std::vector<std::string> fault_kinds() const override { return {"kill-primary"}; }
@@ -122,17 +116,15 @@ class pgaf_cluster : public scripted_setup {
   // killed node rejoins as the standby ("rejoin"), so that the next kill has a node to fail over
   // to.
   std::vector<server_event> inject(const std::string&) override {
-    std::string node;
-    if (call("pgaf-kill-primary", {}, {}, &node) != 0) return {};
+    const auto node = ctl().pgaf_kill_primary();
+    if (!node) return {};
     const std::int64_t start = mono_ns();
-    while (!node.empty() && std::isspace(static_cast<unsigned char>(node.back()))) node.pop_back();
-    node = node.substr(node.find_last_of('\n') + 1);  // the last line: the killed node's name
-    std::vector<server_event> steps{{"kill-primary", start, wait_writable(start, node)}};
+    std::vector<server_event> steps{{"kill-primary", start, wait_writable(start, *node)}};
     const std::int64_t rejoin = mono_ns();
-    if (call("pgaf-rejoin", {node}) == 0)
+    if (ctl().pgaf_rejoin(*node))
       steps.push_back({"rejoin", rejoin, mono_ns()});
     else
-      std::cerr << "nemesis: pgaf-rejoin " << node << " failed\n";
+      std::cerr << "nemesis: pgaf-rejoin " << *node << " failed\n";
     return steps;
   }
 
@@ -146,7 +138,8 @@ class pgaf_cluster : public scripted_setup {
   // default_transaction_read_only on (stop_replication) and lifts that a few seconds later
   // (wait_primary), once the old primary must have demoted itself. Gives up after 60 s.
   std::int64_t wait_writable(std::int64_t since, const std::string& killed) const {
-    const std::string port = var(killed == "node1" ? "SQLLOCK_TEST_PGAF_NODE2_PORT" : "SQLLOCK_TEST_PGAF_NODE1_PORT");
+    const std::string port =
+        ctl().setting(killed == "node1" ? "SQLLOCK_TEST_PGAF_NODE2_PORT" : "SQLLOCK_TEST_PGAF_NODE1_PORT");
     // The multi-host URI with that node alone, of any role.
     std::string direct = uri_;
     const auto at = direct.find('@') + 1;
@@ -180,8 +173,8 @@ class galera_cluster : public scripted_setup {
   static constexpr int kVictim = 3;
 
   galera_cluster(const std::string& script, const std::filesystem::path& dir, std::chrono::milliseconds downtime)
-      : scripted_setup(script, dir, "start-galera"), downtime_(downtime) {
-    for (int n = 1; n <= kNodes; ++n) nodes_.push_back(var("SQLLOCK_TEST_GALERA_URI_" + std::to_string(n)));
+      : scripted_setup(script, dir, dialect_kind::mysql, "start-galera", start_cluster("galera")), downtime_(downtime) {
+    for (int n = 1; n <= kNodes; ++n) nodes_.push_back(ctl().setting("SQLLOCK_TEST_GALERA_URI_" + std::to_string(n)));
   }
 
   const std::string& uri() const override { return nodes_.front(); }
@@ -192,10 +185,10 @@ class galera_cluster : public scripted_setup {
   // kill-node lasts from the SIGKILL of node 3 (when the kill command returns) until it is back
   // and synced.
   std::vector<server_event> inject(const std::string& kind) override {
-    if (call("galera-kill", {std::to_string(kVictim)}) != 0) return {};
+    if (!ctl().galera_kill(kVictim)) return {};
     const std::int64_t start = mono_ns();
     std::this_thread::sleep_for(downtime_);
-    if (call("galera-start", {std::to_string(kVictim)}) != 0)
+    if (!ctl().galera_start(kVictim))
       std::cerr << "nemesis: galera-start " << kVictim << " failed\n";
     return {{kind, start, mono_ns()}};
   }
@@ -212,8 +205,7 @@ std::unique_ptr<server_setup> start_servers(const run_config& cfg, const server_
   switch (cfg.setup) {
     case setup_kind::standalone:
       if (cfg.dialect == dialect_kind::sqlite) return nullptr;
-      return std::make_unique<standalone_server>(scripts.standalone, run_dir / "server",
-                                                 cfg.dialect == dialect_kind::postgresql);
+      return std::make_unique<standalone_server>(scripts.standalone, run_dir / "server", cfg.dialect);
     case setup_kind::pgaf: return std::make_unique<pgaf_cluster>(scripts.ha, run_dir / "pgaf");
     case setup_kind::galera: return std::make_unique<galera_cluster>(scripts.ha, run_dir / "galera", cfg.lease * 2);
   }

@@ -13,7 +13,6 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,11 +52,9 @@ struct server_scripts {
 
 // Starts cfg.setup (standalone: the server of cfg.dialect only) in a directory under `run_dir`;
 // null for SQLite, which has no server. Throws std::runtime_error when it fails to start (the
-// script's output is in run_dir/servers.log).
+// script's output is in run_dir/servers.log). The scripts run through test::server_control
+// (support/server_control.hpp), their output appended to run_dir/servers.log.
 std::unique_ptr<server_setup> start_servers(const run_config& cfg, const server_scripts& scripts,
                                             const std::filesystem::path& run_dir);
-
-// KEY=VALUE lines of a file (the script's env file).
-std::map<std::string, std::string> read_env_file(const std::filesystem::path& path);
 
 }  // namespace sqllock::fault

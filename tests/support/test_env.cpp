@@ -13,20 +13,11 @@
 namespace sqllock::test {
 namespace {
 
-// KEY=VALUE lines of the fixture's env file (an optional leading "export " is ignored).
+// The fixture's env file.
 const std::map<std::string, std::string>& env_file() {
   static const std::map<std::string, std::string> values = [] {
-    std::map<std::string, std::string> out;
     const char* path = std::getenv("SQLLOCK_TEST_ENV_FILE");
-    std::ifstream in(path ? path : SQLLOCK_TEST_DEFAULT_ENV_FILE);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.rfind("export ", 0) == 0) line.erase(0, 7);
-      auto eq = line.find('=');
-      if (eq == std::string::npos || line.empty() || line[0] == '#') continue;
-      out[line.substr(0, eq)] = line.substr(eq + 1);
-    }
-    return out;
+    return read_env_file(path ? path : SQLLOCK_TEST_DEFAULT_ENV_FILE);
   }();
   return values;
 }
@@ -39,6 +30,18 @@ std::optional<std::string> lookup(const char* key) {
 }
 
 }  // namespace
+
+std::map<std::string, std::string> read_env_file(const std::filesystem::path& path) {
+  std::map<std::string, std::string> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("export ", 0) == 0) line.erase(0, 7);
+    const auto eq = line.find('=');
+    if (eq == std::string::npos || line.empty() || line[0] == '#') continue;
+    out[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return out;
+}
 
 std::optional<std::string> postgres_uri() { return lookup("SQLLOCK_TEST_PG_URI"); }
 std::optional<std::string> mysql_uri() { return lookup("SQLLOCK_TEST_MYSQL_URI"); }

@@ -14,6 +14,8 @@
 // both are the same file.
 #pragma once
 
+#include <filesystem>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -22,6 +24,10 @@
 #include "sqllock/database.hpp"
 
 namespace sqllock::test {
+
+// The KEY=VALUE lines of an env file such as scripts/test-servers.sh writes (an optional leading
+// "export " is ignored, and so are comments); empty when the file cannot be read.
+std::map<std::string, std::string> read_env_file(const std::filesystem::path& path);
 
 // libpq-style URI of the PostgreSQL test database, e.g. postgresql://postgres@127.0.0.1:5/db.
 std::optional<std::string> postgres_uri();

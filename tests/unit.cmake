@@ -1,0 +1,7 @@
+# Unit tests of the core's timing rules — lease renewal and orphan deletion, loss at the lease
+# deadline, the bookkeeping behind the GREATEST rule, the keepalive's 800 ms verdict and its
+# reprieve, backoff — on a fake clock (tests/unit/fake_clock.hpp) and a scripted fake connection
+# (tests/support/fake_connection.*). No server, no subprocess: `ctest -L unit` runs them in seconds.
+sqllock_add_test(core_timing_unit_test
+  SOURCES unit/lease_unit_test.cpp unit/keepalive_unit_test.cpp support/fake_connection.cpp
+  TIMEOUT 60)

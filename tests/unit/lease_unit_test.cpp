@@ -1,0 +1,297 @@
+// The table_lock lease rules on a fake clock and a scripted server: renewal every third of the
+// lease, orphan deletion, loss at the lease deadline, the bookkeeping behind the GREATEST rule,
+// and the lock wait's backoff. No server; each test takes milliseconds of real time.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "core/backoff.hpp"
+#include "sqllock/error.hpp"
+#include "sqllock/table_lock.hpp"
+#include "unit/fake_handle.hpp"
+#include "unit/gate.hpp"
+
+namespace test {
+namespace {
+
+using namespace std::chrono_literals;
+using sqllock::table_lock;
+using sqllock::table_lock_options;
+
+std::string text(const d::value& v) {
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+  return "NULL";
+}
+
+// The lock table of one fake server: grants free or own rows, renews what the handle holds.
+class lease_rows {
+ public:
+  explicit lease_rows(fake_handle& h) {
+    h.server->on(h.sql().acquire, [this](std::span<const d::value> p) {
+      std::lock_guard lock(mu_);
+      auto& row = rows_[text(p[0])];
+      if (!row.owner.empty() && row.owner != text(p[1])) return rows({});
+      if (row.owner.empty()) row = {text(p[1]), ++fences_, 0};
+      ++row.count;
+      return rows({{std::to_string(row.count), std::to_string(row.fence)}});
+    });
+    h.server->on(h.sql().release_delete, [this](std::span<const d::value> p) {
+      std::lock_guard lock(mu_);
+      auto it = rows_.find(text(p[0]));
+      if (it == rows_.end() || it->second.owner != text(p[1]) || std::to_string(it->second.fence) != text(p[2]))
+        return rows({});
+      rows_.erase(it);
+      return rows({{"1"}});
+    });
+    h.server->on(h.sql().release_decrement, [this](std::span<const d::value> p) {
+      std::lock_guard lock(mu_);
+      auto it = rows_.find(text(p[0]));
+      if (it == rows_.end() || it->second.owner != text(p[1]) || std::to_string(it->second.fence) != text(p[2]) ||
+          std::to_string(it->second.count) != text(p[3]))
+        return rows({}, 0);
+      --it->second.count;
+      return rows({}, 1);
+    });
+    h.server->on(h.sql().renew, [this](std::span<const d::value>) {
+      const int n = ++renewals_;
+      if (auto* g = renew_gate_.load()) g->wait();
+      if (n > fail_after_) throw sqllock::connection_error("fake: the network is down");
+      std::lock_guard lock(mu_);
+      std::vector<d::row> out;
+      for (const auto& [resource, row] : rows_)
+        if (!hidden_) out.push_back({resource, row.owner, std::to_string(row.fence)});
+      for (const auto& extra : extra_) out.push_back(extra);
+      return rows(std::move(out));
+    });
+    h.server->on(h.sql().lease_remaining, [this](std::span<const d::value>) {
+      std::lock_guard lock(mu_);
+      return remaining_ms_ < 0 ? rows({}) : rows({{std::to_string(remaining_ms_)}});
+    });
+  }
+
+  // A row another owner holds (every acquire of `resource` is refused); its lease has `ms` left,
+  // or none is reported when negative.
+  void held_elsewhere(const std::string& resource, long ms) {
+    std::lock_guard lock(mu_);
+    rows_[resource] = {"someone-else", ++fences_, 1};
+    remaining_ms_ = ms;
+  }
+  // The renewal also returns this row (one the handle renews but holds no more).
+  void also_renewed(d::row r) {
+    std::lock_guard lock(mu_);
+    extra_.push_back(std::move(r));
+  }
+  // Renewals after the n-th fail (with a broken connection).
+  void renewals_fail_after(int n) { fail_after_ = n; }
+  void renewals_miss_rows(bool miss) { hidden_ = miss; }
+  void renewals_wait_at(gate* g) { renew_gate_ = g; }
+
+ private:
+  struct row {
+    std::string owner;
+    std::int64_t fence = 0;
+    std::int64_t count = 0;
+  };
+  std::mutex mu_;
+  std::map<std::string, row> rows_;
+  std::int64_t fences_ = 6;
+  long remaining_ms_ = -1;
+  std::vector<d::row> extra_;
+  std::atomic<int> renewals_{0};
+  std::atomic<int> fail_after_{1 << 30};
+  std::atomic<bool> hidden_{false};
+  std::atomic<gate*> renew_gate_{nullptr};
+};
+
+// Records when (on the fake clock) the hold was declared lost.
+struct loss_probe {
+  explicit loss_probe(fake_clock& c) : clock(c) {}
+  std::function<void()> callback() {
+    return [this] {
+      at = clock.now();
+      lost = true;
+    };
+  }
+  fake_clock& clock;
+  std::atomic<bool> lost{false};
+  std::atomic<fake_clock::time_point> at{};
+};
+
+table_lock_options lease(std::chrono::milliseconds ttl, std::function<void()> on_lost = {}) {
+  table_lock_options o;
+  o.ttl = ttl;
+  o.on_lost = std::move(on_lost);
+  o.on_unlock_error = [](const std::exception&) {};
+  return o;
+}
+
+// A handle on a fake lock table, and a lock on "job" whose loss is recorded.
+class LeaseUnitTest : public ::testing::Test {
+ protected:
+  // The lock with lease `ttl`, taken once; `acquired` is when (fake time) its acquire was sent.
+  table_lock& hold(std::chrono::milliseconds ttl) {
+    lock_ = std::make_unique<table_lock>(h.db, "job", lease(ttl, probe.callback()));
+    acquired = h.clock->now();
+    EXPECT_TRUE(lock_->try_lock());
+    return *lock_;
+  }
+
+  fake_handle h;
+  lease_rows server{h};
+  loss_probe probe{*h.clock};
+  fake_clock::time_point acquired;
+
+ private:
+  std::unique_ptr<table_lock> lock_;
+};
+
+TEST_F(LeaseUnitTest, RenewsEveryThirdOfTheLeaseWhileHeldAndStopsAfterRelease) {
+  auto& l = hold(3s);
+  const auto& renew = h.sql().renew;
+  h.clock->advance(950ms);
+  EXPECT_EQ(h.server->count(renew), 0u) << "renewed before a third of the lease";
+  h.clock->advance(100ms);
+  EXPECT_TRUE(h.server->await(renew, 1)) << "no renewal at a third of the lease";
+  h.clock->advance(9s, 25ms);
+  // Ten periods of 1 s: ten renewals, fewer when a starved watchdog sends late (the next period
+  // starts at its send), never more.
+  const auto renewals = h.server->count(renew);
+  EXPECT_GE(renewals, 8u);
+  EXPECT_LE(renewals, 11u);
+  EXPECT_TRUE(l.holds()) << "renewed leases never run out";
+  l.release();
+  h.clock->advance(3s, 100ms);
+  EXPECT_EQ(h.server->count(renew), renewals) << "renewals went on after the release";
+  EXPECT_TRUE(h.server->unexpected().empty());
+}
+
+TEST_F(LeaseUnitTest, DeletesARowItRenewsThatNoHoldStandsBehind) {
+  auto& l = hold(3s);
+  server.also_renewed({"orphan", "handle/t:1", "9"});
+  h.clock->advance(1050ms);
+  ASSERT_TRUE(h.server->await(h.sql().release_delete, 1)) << "the orphan was not deleted";
+  const auto calls = h.server->calls();
+  std::vector<std::string> deleted;
+  for (const auto& c : calls)
+    if (c.sql == h.sql().release_delete) deleted.push_back(text(c.params[0]) + "/" + text(c.params[2]));
+  EXPECT_EQ(deleted, std::vector<std::string>{"orphan/9"}) << "only the orphan is deleted, by its fence";
+  EXPECT_TRUE(l.holds());
+}
+
+TEST_F(LeaseUnitTest, AHoldIsLostWhenRenewalsFailUntilItsLeaseRunsOut) {
+  auto& l = hold(3s);
+  const auto token = l.lost_token();
+  server.renewals_fail_after(0);
+  h.clock->advance(2900ms);
+  EXPECT_GE(h.server->count(h.sql().renew), 5u) << "a failed renewal is retried every 200 ms";
+  EXPECT_FALSE(probe.lost) << "lost before its lease ran out";
+  EXPECT_TRUE(l.holds());
+  h.clock->advance(150ms);
+  ASSERT_TRUE(eventually([&] { return probe.lost.load(); })) << "not lost when its lease ran out";
+  EXPECT_GE(probe.at.load(), acquired + 3s);
+  EXPECT_LE(probe.at.load(), acquired + 3s + 50ms);
+  EXPECT_TRUE(token.stop_requested());
+  EXPECT_FALSE(l.holds());
+  EXPECT_THROW(l.release(), sqllock::not_held);
+}
+
+TEST_F(LeaseUnitTest, ARenewalThatNoLongerFindsTheRowLosesTheHoldAtOnce) {
+  auto& l = hold(30s);
+  server.renewals_miss_rows(true);  // deleted or taken over behind our back
+  h.clock->advance(10100ms, 100ms);
+  ASSERT_TRUE(eventually([&] { return probe.lost.load(); }));
+  EXPECT_LE(probe.at.load(), acquired + 10100ms) << "lost at the first renewal, not at the 30 s deadline";
+  EXPECT_FALSE(l.holds());
+}
+
+// The bookkeeping that goes with the GREATEST rule of the renew statement: a renewal's answer
+// only judges holds recorded before it was sent, and confirms a lease from when it was sent.
+TEST_F(LeaseUnitTest, ARenewalJudgesOnlyHoldsRecordedBeforeItWasSent) {
+  auto& l = hold(3s);
+  gate renewal;
+  server.renewals_wait_at(&renewal);
+  h.clock->advance(1010ms);
+  ASSERT_TRUE(h.server->await(h.sql().renew, 1));  // in flight
+  ASSERT_TRUE(l.try_lock()) << "re-entry while the renewal is in flight";
+  server.renewals_miss_rows(true);  // its answer does not list the row
+  server.renewals_wait_at(nullptr);
+  renewal.open();
+  h.clock->advance(100ms);
+  EXPECT_FALSE(probe.lost) << "a renewal sent before the re-entry declared the re-entered hold lost";
+  EXPECT_TRUE(l.holds());
+  l.release();
+  l.release();
+}
+
+TEST_F(LeaseUnitTest, ALeaseConfirmedByASlowRenewalRunsFromWhenTheRenewalWasSent) {
+  hold(3s);
+  gate renewal;
+  server.renewals_wait_at(&renewal);
+  h.clock->advance(1010ms);
+  ASSERT_TRUE(h.server->await(h.sql().renew, 1));
+  const auto sent = h.clock->now();
+  h.clock->advance(1500ms, 1500ms);  // the answer takes 1.5 s
+  server.renewals_fail_after(1);     // it confirms the lease; every later renewal fails
+  server.renewals_wait_at(nullptr);
+  renewal.open();
+  ASSERT_LT(sent + 3s, acquired + 4500ms);
+  h.clock->advance(sent + 3s - h.clock->now() - 50ms);
+  EXPECT_FALSE(probe.lost) << "lost before the confirmed lease ran out";
+  h.clock->advance(100ms);
+  ASSERT_TRUE(eventually([&] { return probe.lost.load(); })) << "the lease ran from the answer, not from the send";
+  EXPECT_LE(probe.at.load(), sent + 3s + 60ms);
+}
+
+TEST_F(LeaseUnitTest, AWaitBacksOffButNeverSleepsPastTheHoldersLeaseOrTheDeadline) {
+  server.held_elsewhere("job", 37);
+  table_lock l(h.db, "job", lease(3s));
+  const auto deadline = h.clock->now() + 200ms;
+  EXPECT_FALSE(l.try_lock_until(deadline));
+  // The last sleep ends at the deadline (which deadline.hpp's conversion may move by a few ns).
+  EXPECT_GE(h.clock->now(), deadline);
+  EXPECT_LE(h.clock->now(), deadline + 1ms);
+  const auto sleeps = h.clock->sleeps();
+  ASSERT_GE(sleeps.size(), 6u);
+  EXPECT_GE(sleeps[0], 2500us);
+  EXPECT_LE(sleeps[0], 5ms) << "the first delay is 5 ms, with jitter in its upper half";
+  EXPECT_GE(sleeps[1], 5ms);
+  EXPECT_LE(sleeps[1], 10ms);
+  for (const auto s : sleeps) EXPECT_LE(s, 38ms) << "slept past the holder's lease (37 ms + 1)";
+}
+
+TEST_F(LeaseUnitTest, AWaitOnAnUnexpiringHolderBacksOffToTheCap) {
+  server.held_elsewhere("job", -1);
+  table_lock l(h.db, "job", lease(3s));
+  const auto deadline = h.clock->now() + 5s;
+  EXPECT_FALSE(l.try_lock_until(deadline));
+  EXPECT_GE(h.clock->now(), deadline);
+  EXPECT_LE(h.clock->now(), deadline + 1ms);
+  auto longest = fake_clock::duration::zero();
+  for (const auto s : h.clock->sleeps()) longest = std::max(longest, s);
+  EXPECT_GE(longest, 250ms) << "never reached the 500 ms cap's range";
+  EXPECT_LE(longest, 500ms);
+}
+
+TEST(BackoffUnitTest, DelaysDoubleUpToTheCapWithJitterInTheUpperHalf) {
+  bool jittered = false;
+  for (int run = 0; run < 20; ++run) {
+    d::backoff b(5ms, 500ms);
+    auto upper = std::chrono::microseconds(5ms);
+    for (int i = 0; i < 12; ++i) {
+      const auto delay = b.next();
+      EXPECT_GE(delay, upper / 2) << "draw " << i;
+      EXPECT_LE(delay, upper) << "draw " << i;
+      if (delay != upper) jittered = true;
+      upper = std::min<std::chrono::microseconds>(upper * 2, 500ms);
+    }
+  }
+  EXPECT_TRUE(jittered) << "every delay was the upper bound: no jitter";
+}
+
+}  // namespace
+}  // namespace test
