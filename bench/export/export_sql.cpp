@@ -71,8 +71,10 @@ int main(int argc, char** argv) {
           << " \\gset\n"
           << pgbench_text(t.release_delete, {"client_id", "owner", "fence", "channel"}) << ";\n";
       const auto& a = detail::advisory_statements(dialect_kind::postgresql);
-      std::ofstream(dir + "/pg_advisory.sql") << pgbench_text(a.try_lock[0][0], {"client_id"}) << ";\n"
-                                              << pgbench_text(a.unlock[0][0], {"client_id"}) << ";\n";
+      // The advisory statements bind the key and the connection's server-session tag (the
+      // PgBouncer guard, dialect/session_lock_sql.hpp); pgbench's :session stands for the tag.
+      std::ofstream(dir + "/pg_advisory.sql") << pgbench_text(a.try_lock[0][0], {"client_id", "session"}) << ";\n"
+                                              << pgbench_text(a.unlock[0][0], {"client_id", "session"}) << ";\n";
       const auto& r = row_sql(dialect_kind::postgresql);
       std::ofstream(dir + "/pg_row.sql") << "BEGIN;\n" << pgbench_text(r.probe, {"client_id"}) << ";\n"
                                          << pgbench_text(r.lock, {"client_id"}) << ";\nCOMMIT;\n";
