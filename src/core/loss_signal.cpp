@@ -29,23 +29,31 @@ void run_callbacks_keeping(callbacks& cbs, std::shared_ptr<const void> keep) noe
   }
 }
 
+namespace {
+
+// A stop source with a new state. Not inlined: g++ 12 at -Os reports the default constructor,
+// which passes *this to its state before that is built, as a use of an uninitialised object
+// (-Wmaybe-uninitialized) once it is inlined into an assignment.
+[[gnu::noinline]] std::stop_source new_stop_source() { return std::stop_source(); }
+
+}  // namespace
+
 void loss_signal::rearm() {
+  std::stop_source fresh = new_stop_source();
   std::lock_guard lock(mu_);
-  stop_ = std::stop_source();
+  stop_.swap(fresh);
   fired_ = false;
 }
 
 callbacks loss_signal::fire() {
   callbacks out;
-  std::stop_source stop;
-  {
-    std::lock_guard lock(mu_);
-    if (fired_) return out;
-    fired_ = true;
-    stop = stop_;
-    for (const auto& [key, cb] : callbacks_)
-      if (cb) out.push_back(cb);
-  }
+  std::unique_lock lock(mu_);
+  if (fired_) return out;
+  fired_ = true;
+  std::stop_source stop(stop_);  // a copy shares the state
+  for (const auto& [key, cb] : callbacks_)
+    if (cb) out.push_back(cb);
+  lock.unlock();
   stop.request_stop();  // runs the holders' std::stop_callbacks: not under mu_
   return out;
 }
