@@ -24,8 +24,7 @@ bool run_with_advisory_xact_lock(const database& db, const advisory_key& key,
                                  const std::function<void(std::stop_token)>& body) {
   auto& impl = database_access::impl(db);
   const auto& sql = advisory_statements(impl.dialect());
-  if (options.keepalive < std::chrono::milliseconds(10) || options.keepalive > std::chrono::hours(1))
-    throw invalid_argument("advisory_xact_options::keepalive must be between 10 ms and 1 hour");
+  validate_keepalive(options.keepalive, "advisory_xact_options");
   const int kind = advisory_key_index(key);
   const int mode = static_cast<int>(options.mode == advisory_mode::shared ? lock_mode::shared : lock_mode::exclusive);
   const std::string what = "the transaction-level advisory lock " + key.to_string();

@@ -9,6 +9,12 @@
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {
+
+void validate_keepalive(std::chrono::milliseconds keepalive, std::string_view options_name) {
+  if (keepalive < std::chrono::milliseconds(10) || keepalive > std::chrono::hours(1))
+    throw invalid_argument(std::string(options_name) + "::keepalive must be between 10 ms and 1 hour");
+}
+
 namespace {
 
 // How often an owner waiting for a session's `use` checks whether the session was lost meanwhile.

@@ -40,6 +40,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -113,6 +114,10 @@ struct registry_sync {
   std::condition_variable_any changed;  // wakes the keepalive thread; the destructor waits on it
   std::condition_variable work;         // wakes idle pingers
 };
+
+// Checks a keepalive period from the options struct `options_name` (e.g. "session_lock_options"):
+// throws invalid_argument unless it lies between 10 ms and 1 hour.
+void validate_keepalive(std::chrono::milliseconds keepalive, std::string_view options_name);
 
 class session_registry {
  public:

@@ -26,8 +26,7 @@ bool same_session(const std::shared_ptr<pinned_session>& a, const std::shared_pt
 }  // namespace
 
 void validate_session_lock_options(const session_lock_options& options) {
-  if (options.keepalive < std::chrono::milliseconds(10) || options.keepalive > std::chrono::hours(1))
-    throw invalid_argument("session_lock_options::keepalive must be between 10 ms and 1 hour");
+  validate_keepalive(options.keepalive, "session_lock_options");
 }
 
 session_lock::session_lock(const database& db, std::unique_ptr<session_lock_protocol> protocol,
