@@ -304,6 +304,28 @@ TEST_P(CliRunTest, ContentionGivesUpOrWaitsItsTurn) {
   EXPECT_EQ(rows(), 0);
 }
 
+TEST_P(CliRunTest, ASemaphoreRunsUpToNCommandsAtOnce) {
+  const std::vector<std::string> two{"--kind", "semaphore", "--permits", "2"};
+  std::vector<std::unique_ptr<cli_process>> holders;
+  for (int i = 0; i < 2; ++i) {
+    const auto ready = dir_ / ("ready" + std::to_string(i));
+    holders.push_back(std::make_unique<cli_process>(
+        run_args("encoder", two, sh("touch '" + ready.string() + "'; " + wait_for_file_sh(dir_ / "release"))), dir_));
+    EXPECT_TRUE(eventually([&] { return fs::exists(ready) || !holders.back()->running(); }));
+    ASSERT_TRUE(fs::exists(ready)) << "permit " << i << " was not granted: " << holders.back()->err();
+  }
+  std::string err;
+  auto third = two;
+  third.push_back("-n");
+  EXPECT_EQ(run("encoder", third, {"true"}, &err), 1) << "a third command while both permits are held: " << err;
+  EXPECT_EQ(run("encoder", {"-n"}, {"true"}), 0) << "a table lock of the same name is another kind";
+  EXPECT_EQ(run("encoder", {"--permits", "2", "-n"}, {"true"}, &err), 2) << "--permits needs --kind semaphore";
+  EXPECT_EQ(run("encoder", {"--kind", "semaphore", "--permits", "0", "-n"}, {"true"}, &err), 2) << err;
+  std::ofstream(dir_ / "release").put('x');
+  for (auto& h : holders) EXPECT_EQ(h->wait(), 0) << h->err();
+  EXPECT_EQ(run("encoder", third, {"true"}), 0) << "the permits came back";
+}
+
 TEST_P(CliRunTest, SigtermIsForwardedAndTheLockReleasedAfterTheCommandExits) {
   const trapping_command cmd(dir_);
   cli_process p(run_args("sig", {}, cmd.argv("TERM", 9)), dir_);

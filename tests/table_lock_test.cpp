@@ -172,6 +172,30 @@ TEST_P(TableLockTest, DeletedRowFiresTheLostSignal) {
   EXPECT_THROW(a.release(), not_held);
 }
 
+// The owner takes the lock again after a loss it never acknowledged (no release): the new hold
+// replaces the lost one in the same object, and its own loss must be reported too.
+TEST_P(TableLockTest, AHoldThatReplacesALostOneSignalsItsOwnLoss) {
+  auto db = open();
+  std::mutex mu;
+  std::condition_variable cv;
+  int losses = 0;
+  auto o = opts(scaled(300ms), true);
+  o.on_lost = [&] {
+    std::lock_guard lock(mu);
+    ++losses;
+    cv.notify_all();
+  };
+  table_lock a(db, "twice", o);
+  for (int round = 1; round <= 2; ++round) {
+    ASSERT_TRUE(a.try_lock()) << "round " << round;
+    sql(db, "DELETE FROM " + table_ + " WHERE resource = 'twice'");
+    std::unique_lock lock(mu);
+    EXPECT_TRUE(cv.wait_for(lock, scaled(2s), [&] { return losses == round; }))
+        << "round " << round << ": " << losses << " lost signals";
+  }
+  EXPECT_FALSE(a.holds());
+}
+
 // A renewal reads the clock before it may wait for a row lock; meanwhile another owner of the
 // same session (another thread of the process) can take the row over with a later expiry. The
 // renewal then still matches the row by session, and must not move its expiry back, or the new

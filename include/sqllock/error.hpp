@@ -69,6 +69,21 @@ class SQLLOCK_API lock_lost : public error {
   using error::error;
 };
 
+// A latch count-down found no armed latch to count (sqllock/latch.hpp), and changed nothing:
+// absent() — there is no latch of that name (never created, misspelled, deleted by the reaper, or
+// armed with a ttl that ran out): create it first; or !absent() — it is already open (it reached
+// zero: more count-downs than the count it was armed with): a count-down too many is a bug in
+// the caller's count, and re-arming (try_create) starts the next generation.
+class SQLLOCK_API latch_not_armed : public error {
+ public:
+  latch_not_armed(const std::string& what, bool absent) : error(what), absent_(absent) {}
+  // True when the latch is absent, false when it is open.
+  bool absent() const noexcept { return absent_; }
+
+ private:
+  bool absent_;
+};
+
 // The database reported an error sqllock does not map to one of the classes above. Carries the
 // SQLSTATE (five characters, or empty when the driver reports none) and the vendor error code.
 class SQLLOCK_API backend_error : public error {

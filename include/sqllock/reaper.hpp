@@ -1,4 +1,4 @@
-// sqllock/reaper.hpp — deleting lock rows whose lease ran out.
+// sqllock/reaper.hpp — deleting lock rows and semaphore permits whose lease ran out.
 //
 // A holder that dies leaves its row behind until another acquire of the same name takes it over.
 // Names that are never used again would stay forever; reap() deletes them. It is safe to run at
@@ -40,24 +40,34 @@ struct reap_options {
   std::stop_token stop{};
 
   // Called on the calling thread after each batch has committed, with the rows it deleted (0 for
-  // the last, short batch of a pass that found nothing more). Those rows stay deleted even if a
+  // the last, short batch of the lock rows when it found nothing more; a batch of permits or
+  // latches is reported only when it deleted some). Those rows stay deleted even if a
   // later batch throws, so a caller that counts here (the sqllock-reaper daemon's metrics) knows
   // what a failed pass did. May be empty. An exception it throws ends reap() with that exception.
   std::function<void(std::uint64_t deleted)> on_batch{};
+
+  // Count-down latches (sqllock/latch.hpp): an open latch is deleted once it opened at least this
+  // long ago (0 to 365 days; default one day), so that late waiters still find it open rather than
+  // absent. Armed latches whose ttl ran out at least `grace` ago are deleted too (their waiters
+  // see absent, never open). Latch batches that delete latches are reported to on_batch as well.
+  std::chrono::milliseconds latch_retention = std::chrono::hours(24);
 };
 
-// Deletes every row of db.table() whose lease ended at least options.grace ago (expires_at <=
+// Deletes every row of db.table() and of its permits table (semaphores) whose lease ended at
+// least options.grace ago (expires_at <=
 // database now − grace; the same test acquire uses to take a row over), in batches, until a
 // batch finds fewer rows than batch_size. Rows locked by another transaction at that moment
 // (FOR UPDATE SKIP LOCKED on PostgreSQL, MySQL 8 and MariaDB 10.6+) are skipped for this pass,
 // never waited for; SQLite, which has one writer at a time, waits for the writer up to its busy
 // timeout. Each row's expiry is checked again as it is deleted, so a lease renewed concurrently
-// survives. Touches only the lock table (never the fencing-token sequence or counter, so tokens
-// keep increasing). Returns the number of rows deleted. Thread-safe; any number of reapers may
+// survives. Never touches the fencing-token sequence or counter, so tokens keep increasing.
+// Then deletes latches as options.latch_retention says, with their arrivals, the same way.
+// Returns the number of lock rows and latches deleted. Thread-safe; any number of reapers may
 // run at once, and each expired row is deleted by exactly one of them.
-// Throws invalid_argument for a batch_size or grace out of range, schema_error when the lock
-// table is missing, connection_error / backend_error when the database fails (rows deleted by
-// earlier batches stay deleted, and were reported to options.on_batch).
+// Throws invalid_argument for a batch_size, grace or latch_retention out of range, schema_error
+// when the lock table (or a later one, such as the latches') is missing, connection_error /
+// backend_error when the database fails (rows deleted by earlier batches stay deleted, and were
+// reported to options.on_batch).
 SQLLOCK_API std::uint64_t reap(const database& db, const reap_options& options = {});
 
 }  // namespace sqllock

@@ -3,8 +3,10 @@
 //   migrate.hpp   creating and upgrading the lock table
 //   error.hpp     the exceptions sqllock throws
 //   table_lock.hpp  a lease lock stored as a row (every database)
+//   multi_lock.hpp  several table locks taken together, all or none (every database)
 //   advisory_lock.hpp  PostgreSQL advisory locks, session or transaction scope
 //   named_lock.hpp  MySQL/MariaDB GET_LOCK locks
+//   latch.hpp     a count-down latch: wait until N count-downs (every database)
 //   reaper.hpp    deleting expired lock rows
 //   status.hpp    listing held locks, forced release (operators)
 //   row_lock.hpp  a lock that lives as long as a transaction (PostgreSQL, MySQL); the adapters in
@@ -14,9 +16,12 @@
 #include "sqllock/advisory_lock.hpp"
 #include "sqllock/database.hpp"
 #include "sqllock/error.hpp"
+#include "sqllock/latch.hpp"
 #include "sqllock/migrate.hpp"
+#include "sqllock/multi_lock.hpp"
 #include "sqllock/named_lock.hpp"
 #include "sqllock/reaper.hpp"
 #include "sqllock/row_lock.hpp"
+#include "sqllock/semaphore.hpp"
 #include "sqllock/status.hpp"
 #include "sqllock/table_lock.hpp"

@@ -35,6 +35,12 @@ struct lock_info {
   bool expired = false;
 };
 
+// One held (or expired, not yet reaped) semaphore permit: a row of the permits table. count is 1.
+struct permit_info : lock_info {
+  std::int64_t slot = 0;     // 0 … permits-1
+  std::int64_t permits = 0;  // the N of the acquire that took the slot
+};
+
 // An advisory lock in PostgreSQL's pg_locks (locktype 'advisory', current database).
 struct advisory_lock_info {
   std::int64_t pid = 0;  // backend process holding or awaiting it; 0 for a prepared transaction
@@ -65,5 +71,19 @@ SQLLOCK_API std::vector<advisory_lock_info> list_advisory_locks(const database& 
 // outcome_unknown when the connection broke after the delete was sent (check with find_lock),
 // connection_error / backend_error otherwise.
 SQLLOCK_API std::optional<lock_info> force_release(const database& db, std::string_view name);
+
+// Every semaphore permit of db.table()'s permits table, ordered by name and slot, expired ones
+// included. Throws schema_error when the table is missing (run `sqllock migrate`), connection_error /
+// backend_error.
+SQLLOCK_API std::vector<permit_info> list_permits(const database& db);
+
+// The permits of the semaphore `name`, by slot (empty when none is held).
+// Throws invalid_argument for a name semaphore would reject; otherwise like list_permits.
+SQLLOCK_API std::vector<permit_info> find_permits(const database& db, std::string_view name);
+
+// Deletes every permit of the semaphore `name` whatever its holders and returns them as they were
+// (empty when there were none). As force_release does for a lock: each holder's next renewal finds
+// its permit gone and reports it lost; waiters are woken on PostgreSQL. Throws as force_release.
+SQLLOCK_API std::vector<permit_info> force_release_permits(const database& db, std::string_view name);
 
 }  // namespace sqllock

@@ -40,15 +40,18 @@ bool is_valid_utf8(std::string_view s) noexcept {
   return true;
 }
 
-void validate_lock_name(std::string_view name) {
-  if (name.empty()) throw invalid_argument("lock name is empty; give every lock a non-empty name");
+void validate_lock_name(std::string_view name) { validate_lock_name(name, "lock name"); }
+
+void validate_lock_name(std::string_view name, std::string_view what) {
+  const std::string w(what);
+  if (name.empty()) throw invalid_argument(w + " is empty; give it a non-empty name");
   if (name.size() > kMaxLockName) {
-    throw invalid_argument("lock name is " + std::to_string(name.size()) + " bytes; the limit is " +
+    throw invalid_argument(w + " is " + std::to_string(name.size()) + " bytes; the limit is " +
                            std::to_string(kMaxLockName) + " bytes (names are never truncated: shorten it, "
                            "or hash long names yourself)");
   }
-  if (name.find('\0') != std::string_view::npos) throw invalid_argument("lock name contains a NUL byte");
-  if (!is_valid_utf8(name)) throw invalid_argument("lock name is not valid UTF-8");
+  if (name.find('\0') != std::string_view::npos) throw invalid_argument(w + " contains a NUL byte");
+  if (!is_valid_utf8(name)) throw invalid_argument(w + " is not valid UTF-8");
 }
 
 void validate_ttl(std::chrono::milliseconds ttl) {

@@ -14,6 +14,9 @@ inline constexpr std::chrono::milliseconds kMaxTtl = std::chrono::hours(24 * 365
 // Throws invalid_argument unless `name` is 1–255 bytes of valid UTF-8 without NUL. Names are
 // compared byte for byte: no case folding, no Unicode normalisation, no trimming.
 void validate_lock_name(std::string_view name);
+// The same checks for another kind of name; `what` ("latch name", "participant id") leads the
+// messages.
+void validate_lock_name(std::string_view name, std::string_view what);
 
 // Throws invalid_argument unless 1 ms <= ttl <= 365 days.
 void validate_ttl(std::chrono::milliseconds ttl);

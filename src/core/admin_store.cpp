@@ -35,6 +35,21 @@ std::vector<lock_info> to_lock_infos(const result& res) {
 }
 
 // What a connection broken during a forced release leaves unknown.
+std::vector<permit_info> to_permit_infos(const std::vector<row>& rows) {
+  std::vector<permit_info> out;
+  out.reserve(rows.size());
+  for (const auto& r : rows) {
+    if (r.size() < kPermitColumns)
+      throw backend_error("permits status returned " + std::to_string(r.size()) + " columns", "", 0);
+    permit_info p;
+    static_cast<lock_info&>(p) = to_lock_info(r);
+    p.slot = field_int64(r[kLockColumns], "slot");
+    p.permits = field_int64(r[kLockColumns + 1], "permits");
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 constexpr std::string_view kForcedReleaseUnknown =
     "the connection broke during a forced release; whether the row was deleted is unknown: check with "
     "`sqllock status --lock NAME`";
@@ -116,22 +131,19 @@ std::vector<advisory_lock_info> admin_store::advisory_locks() {
   return out;
 }
 
-std::optional<lock_info> admin_store::force_release(const std::string& resource, const std::string& wakeup_channel) {
+std::vector<row> admin_store::force_release_rows(const std::string& resource, const std::string& wakeup_channel) {
   if (!sql_.force_release_in_transaction) {
     const value params[] = {resource, wakeup_channel};
     try {
-      const auto res = run(sql_.force_release, std::span(params, wakeup_channel.empty() ? 1 : 2));
-      if (res.rows.empty()) return std::nullopt;
-      return to_lock_info(res.rows.front());
+      return run(sql_.force_release, std::span(params, wakeup_channel.empty() ? 1 : 2)).rows;
     } catch (const connection_error& e) {
       rethrow_outcome_unknown(e, kForcedReleaseUnknown);
     }
   }
   transaction tx(conn_, sql_);
   const value params[] = {resource};
-  const auto res = run(sql_.force_release_select, params);
-  if (res.rows.empty()) return std::nullopt;  // nothing to delete; the destructor rolls back
-  auto held = to_lock_info(res.rows.front());
+  auto held = run(sql_.force_release_select, params).rows;
+  if (held.empty()) return held;  // nothing to delete; the destructor rolls back
   try {
     run(sql_.force_release, params);
     tx.commit(kForcedReleaseUnknown);
@@ -139,6 +151,24 @@ std::optional<lock_info> admin_store::force_release(const std::string& resource,
     rethrow_outcome_unknown(e, kForcedReleaseUnknown);
   }
   return held;
+}
+
+std::optional<lock_info> admin_store::force_release(const std::string& resource, const std::string& wakeup_channel) {
+  const auto rows = force_release_rows(resource, wakeup_channel);
+  if (rows.empty()) return std::nullopt;
+  return to_lock_info(rows.front());
+}
+
+std::vector<permit_info> admin_store::list_permits() { return to_permit_infos(run(sql_.list_locks, {}).rows); }
+
+std::vector<permit_info> admin_store::find_permits(const std::string& resource) {
+  const value params[] = {resource};
+  return to_permit_infos(run(sql_.find_lock, params).rows);
+}
+
+std::vector<permit_info> admin_store::force_release_permits(const std::string& resource,
+                                                            const std::string& wakeup_channel) {
+  return to_permit_infos(force_release_rows(resource, wakeup_channel));
 }
 
 }  // namespace sqllock::detail

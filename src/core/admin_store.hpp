@@ -40,7 +40,15 @@ class admin_store {
   // after the delete may have been applied.
   std::optional<lock_info> force_release(const std::string& resource, const std::string& wakeup_channel);
 
+  // With the statements of the permits table (admin_table::permits): its rows, all slots of one
+  // resource, and the forced release of all slots of one resource.
+  std::vector<permit_info> list_permits();
+  std::vector<permit_info> find_permits(const std::string& resource);
+  std::vector<permit_info> force_release_permits(const std::string& resource, const std::string& wakeup_channel);
+
  private:
+  // Deletes the rows of `resource` and returns them as they were.
+  std::vector<row> force_release_rows(const std::string& resource, const std::string& wakeup_channel);
   result run(const std::string& sql, std::span<const value> params);
   result run_direct(const std::string& sql);
 

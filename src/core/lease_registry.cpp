@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/database_impl.hpp"
+#include "core/permit_store.hpp"
 #include "common/identity.hpp"
 #include "sqllock/error.hpp"
 
@@ -25,17 +26,18 @@ lease_registry::~lease_registry() {
   }
 }
 
-std::shared_ptr<lease_slot> lease_registry::pin(const std::string& resource, const std::string& owner) {
+std::shared_ptr<lease_slot> lease_registry::pin(const std::string& resource, const std::string& owner,
+                                                lease_store store) {
   std::lock_guard lock(mu_);
-  auto& slot = slots_[key(resource, owner)];
-  if (!slot) slot = std::make_shared<lease_slot>(resource, owner);
+  auto& slot = slots_[key(store, resource, owner)];
+  if (!slot) slot = std::make_shared<lease_slot>(store, resource, owner);
   ++slot->pins;
   return slot;
 }
 
 void lease_registry::unpin(const std::shared_ptr<lease_slot>& slot) {
   std::lock_guard lock(mu_);
-  if (--slot->pins == 0 && (slot->depth == 0 || slot->loss.fired())) slots_.erase(key(slot->resource, slot->owner));
+  if (--slot->pins == 0 && (slot->depth == 0 || slot->loss.fired())) slots_.erase(key(slot->store, slot->resource, slot->owner));
 }
 
 std::uint64_t lease_registry::record_acquired(lease_slot& slot, const acquired& got, std::chrono::milliseconds lease,
@@ -126,20 +128,35 @@ callbacks lease_registry::expire_overdue(steady::time_point now) {
   return out;
 }
 
+std::vector<held_lease> lease_registry::renew_stores(bool locks, bool permits) {
+  auto conn = db_.borrow();
+  if (!permits) return table_store(*conn, db_.sql()).renew(session_);
+  const auto sql = permit_statements(db_.dialect(), db_.options().table);
+  return permit_store(*conn, *sql, db_.sql().wakeup_channel).renew(session_, locks, db_.sql());
+}
+
 callbacks lease_registry::renew_once() {
   const auto sent = clock_.now();
+  bool locks = false;
+  bool permits = false;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [k, s] : slots_) {
+      if (s->depth == 0 || s->loss.fired() || !s->auto_renew) continue;
+      (s->store == lease_store::permit ? permits : locks) = true;
+    }
+  }
   std::vector<held_lease> held;
   try {
-    auto conn = db_.borrow();
-    held = table_store(*conn, db_.sql()).renew(session_);
+    held = renew_stores(locks || !permits, permits);
   } catch (const std::exception&) {
     // Try again soon; holds whose deadline passes meanwhile are expired by the caller.
     std::lock_guard lock(mu_);
     retry_at_ = clock_.now() + std::chrono::milliseconds(200);
     return {};
   }
-  std::set<std::tuple<std::string, std::string, std::int64_t>> confirmed;
-  for (auto& h : held) confirmed.emplace(std::move(h.resource), std::move(h.owner), h.fence);
+  std::set<std::tuple<lease_store, std::string, std::string, std::int64_t>> confirmed;
+  for (auto& h : held) confirmed.emplace(h.store, std::move(h.resource), std::move(h.owner), h.fence);
 
   callbacks lost;
   std::vector<held_lease> orphans;
@@ -148,7 +165,7 @@ callbacks lease_registry::renew_once() {
     retry_at_ = {};
     for (auto& [k, s] : slots_) {
       if (s->depth == 0 || s->loss.fired() || s->releasing || !s->auto_renew || s->recorded_at >= sent) continue;
-      if (confirmed.count({s->resource, s->owner, s->fence})) {
+      if (confirmed.count({s->store, s->resource, s->owner, s->fence})) {
         s->deadline = sent + s->lease;
       } else {
         auto cbs = s->loss.fire();
@@ -158,15 +175,21 @@ callbacks lease_registry::renew_once() {
     // Rows the handle renews but no hold stands behind: left by an acquire whose reply was lost,
     // or by a hold declared lost while its row lived on (a renewal whose reply came too late).
     // Left alone, the renewal would keep such a row alive with nobody to release it.
-    for (const auto& [resource, owner, fence] : confirmed) {
-      const auto it = slots_.find(key(resource, owner));
-      if (it == slots_.end() || (it->second->loss.fired() && it->second->fence == fence)) orphans.push_back({resource, owner, fence});
+    for (const auto& [store, resource, owner, fence] : confirmed) {
+      const auto it = slots_.find(key(store, resource, owner));
+      if (it == slots_.end() || (it->second->loss.fired() && it->second->fence == fence))
+        orphans.push_back({resource, owner, fence, store});
     }
   }
   for (const auto& o : orphans) {
     try {
       auto conn = db_.borrow();
-      table_store(*conn, db_.sql()).release(o.resource, o.owner, o.fence, 1);
+      if (o.store == lease_store::permit) {
+        const auto sql = permit_statements(db_.dialect(), db_.options().table);
+        permit_store(*conn, *sql, db_.sql().wakeup_channel).release(o.resource, o.owner, o.fence);
+      } else {
+        table_store(*conn, db_.sql()).release(o.resource, o.owner, o.fence, 1);
+      }
     } catch (const std::exception&) {  // its lease runs out on its own
     }
   }

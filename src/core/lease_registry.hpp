@@ -1,8 +1,10 @@
-// What one database handle holds in the lock table, and the watchdog that keeps it alive.
+// What one database handle holds in the lock table and the permits table, and the watchdog that
+// keeps it alive.
 //
-// Every (resource, owner) the handle is acquiring or holding has a lease_slot. The watchdog —
+// Every (store, resource, owner) the handle is acquiring or holding has a lease_slot: a lock row
+// (table_lock, multi_lock) or a semaphore permit. The watchdog —
 // one thread per handle, started with the first hold — renews all auto-renew leases of the
-// handle in one statement per period (ttl/3 of the shortest lease), so renewal traffic does not
+// handle in one statement per period and table (one for both tables on PostgreSQL) (ttl/3 of the shortest lease), so renewal traffic does not
 // grow with the number of locks. A hold whose lease could not be confirmed before it ran out
 // (renewal failed, or the row was deleted or taken over) is marked lost: its loss_signal fires
 // and its on_lost callbacks run on the watchdog thread. All timing reads the handle's clock
@@ -18,7 +20,9 @@
 #include <stop_token>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "core/clock.hpp"
 #include "core/loss_signal.hpp"
@@ -29,7 +33,8 @@ namespace sqllock::detail {
 class database_impl;
 
 struct lease_slot {
-  lease_slot(std::string r, std::string o) : resource(std::move(r)), owner(std::move(o)) {}
+  lease_slot(lease_store st, std::string r, std::string o) : store(st), resource(std::move(r)), owner(std::move(o)) {}
+  const lease_store store;  // the table the hold's row is in
   const std::string resource;
   const std::string owner;
   // Serialises this owner's acquire and release round trips, so depth and the row agree even
@@ -73,9 +78,10 @@ class lease_registry {
   // The token renewals match rows by (column holder_session). Unique per handle and process.
   const std::string& session() const noexcept { return session_; }
 
-  // The slot for (resource, owner), created on demand and kept until unpinned and not held
+  // The slot for (store, resource, owner), created on demand and kept until unpinned and not held
   // (a lost hold counts as not held: its row, if still there, is deleted as an orphan).
-  std::shared_ptr<lease_slot> pin(const std::string& resource, const std::string& owner);
+  std::shared_ptr<lease_slot> pin(const std::string& resource, const std::string& owner,
+                                  lease_store store = lease_store::lock);
   void unpin(const std::shared_ptr<lease_slot>& slot);
 
   // Records an acquisition whose statement was sent at `sent`. A fence other than the slot's
@@ -95,10 +101,12 @@ class lease_registry {
   hold_view view(const lease_slot& slot) const;
 
  private:
-  using key = std::pair<std::string, std::string>;
+  using key = std::tuple<lease_store, std::string, std::string>;
   void watchdog(std::stop_token stop);
   // One renewal round; returns callbacks of holds found lost.
   callbacks renew_once();
+  // The leases of this handle still held, per the renewal statements of the stores in use.
+  std::vector<held_lease> renew_stores(bool locks, bool permits);
   callbacks expire_overdue(steady::time_point now);  // requires mu_
   steady::time_point next_wakeup() const;            // requires mu_
 

@@ -11,9 +11,9 @@ namespace {
 
 // Runs `body` with an admin_store on a pooled connection of `db`.
 template <class F>
-auto with_store(const database& db, F&& body) {
+auto with_store(const database& db, F&& body, detail::admin_table which = detail::admin_table::locks) {
   auto& impl = detail::database_access::impl(db);
-  const auto sql = detail::make_admin_sql(impl.dialect(), db.table());
+  const auto sql = detail::make_admin_sql(impl.dialect(), db.table(), which);
   auto conn = impl.borrow();
   detail::admin_store store(*conn, *sql);
   return body(store, impl);
@@ -41,6 +41,27 @@ std::optional<lock_info> force_release(const database& db, std::string_view name
   return with_store(db, [&](detail::admin_store& s, detail::database_impl& impl) {
     return s.force_release(std::string(name), impl.sql().wakeup_channel);
   });
+}
+
+std::vector<permit_info> list_permits(const database& db) {
+  return with_store(db, [](detail::admin_store& s, auto&) { return s.list_permits(); }, detail::admin_table::permits);
+}
+
+std::vector<permit_info> find_permits(const database& db, std::string_view name) {
+  detail::validate_lock_name(name);
+  return with_store(
+      db, [&](detail::admin_store& s, auto&) { return s.find_permits(std::string(name)); },
+      detail::admin_table::permits);
+}
+
+std::vector<permit_info> force_release_permits(const database& db, std::string_view name) {
+  detail::validate_lock_name(name);
+  return with_store(
+      db,
+      [&](detail::admin_store& s, detail::database_impl& impl) {
+        return s.force_release_permits(std::string(name), impl.sql().wakeup_channel);
+      },
+      detail::admin_table::permits);
 }
 
 }  // namespace sqllock

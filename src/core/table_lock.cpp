@@ -2,13 +2,12 @@
 // runs through table_store; renewal and loss detection live in lease_registry.
 #include "sqllock/table_lock.hpp"
 
-#include <algorithm>
 
 #include "common/lock_name.hpp"
-#include "core/backoff.hpp"
 #include "core/clock.hpp"
 #include "core/database_impl.hpp"
 #include "core/ownership.hpp"
+#include "core/retry_wait.hpp"
 #include "core/table_store.hpp"
 #include "sqllock/error.hpp"
 
@@ -92,44 +91,23 @@ class table_lock_state {
     }
     const auto generation = registry.record_acquired(*slot, *taken, options_.ttl, options_.auto_renew, sent);
     const auto recorded = levels_.add(owner, lease_hold{slot, generation}, 0, same_hold);
+    // An earlier hold of ours that was lost is let go of first: it may live on the same slot, and
+    // letting go clears this object's on_lost callback there.
+    if (recorded.replaced) let_go(*recorded.replaced);
     if (recorded.is_new) {
       registry.pin(name_, owner);  // the object keeps the slot while it holds it
       if (options_.on_lost) slot->loss.set(this, options_.on_lost);
     }
-    if (recorded.replaced) let_go(*recorded.replaced);  // an earlier hold of ours was lost
     return true;
   }
 
   bool try_until(std::optional<time_source::time_point> deadline) {
-    if (attempt()) return true;
-    auto& wakeups = impl_.wakeups();
-    auto& clock = impl_.time();
-    struct interest_guard {
-      wakeup_hub& hub;
-      const std::string& resource;
-      ~interest_guard() { hub.leave(resource); }
-    } interest{wakeups, name_};
-    wakeups.join(name_);
-    // Back off with jitter, but never sleep past the deadline or past the moment the holder's
-    // lease runs out; where releases are announced (PostgreSQL), wake at once on a release.
-    backoff delays(std::chrono::milliseconds(5), std::chrono::milliseconds(500));
-    while (true) {
-      const auto ticket = wakeups.ticket(name_);  // before the attempt: no release can slip by
-      if (attempt()) return true;
-      const auto now = clock.now();
-      if (deadline && now >= *deadline) return false;
-      auto sleep = std::chrono::duration_cast<time_source::duration>(delays.next());
-      {
-        auto conn = impl_.borrow();
-        if (auto left = table_store(*conn, impl_.sql()).lease_remaining(name_))
-          sleep = std::min<time_source::duration>(sleep, *left + std::chrono::milliseconds(1));
-      }
-      if (deadline) sleep = std::min<time_source::duration>(sleep, *deadline - now);
-      if (ticket)
-        wakeups.wait(name_, *ticket, now + sleep);
-      else
-        clock.sleep_until(now + sleep);
-    }
+    return retry_until(impl_, name_, deadline,
+                       {.attempt = [&] { return attempt(); },
+                        .lease_remaining = [&] {
+                          auto conn = impl_.borrow();
+                          return table_store(*conn, impl_.sql()).lease_remaining(name_);
+                        }});
   }
 
   void release_as(const std::string& owner) {

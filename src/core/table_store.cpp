@@ -13,7 +13,7 @@
 
 namespace sqllock::detail {
 
-result table_store::run(const std::string& sql, std::span<const value> params) {
+result run_lease_statement(connection& conn, dialect_kind kind, const std::string& sql, std::span<const value> params) {
   // InnoDB can pick a release's DELETE as the victim of a deadlock with waiters' upserts of the
   // same key (their gap locks). Every statement here runs alone in autocommit, and a victim's
   // statement is rolled back whole, so running it again is safe; giving up would leave a lock its
@@ -29,20 +29,34 @@ result table_store::run(const std::string& sql, std::span<const value> params) {
       std::this_thread::sleep_for(pause->next());
     }
     try {
-      return conn_.exec(sql, params);
+      return conn.exec(sql, params);
     } catch (const connection_error& e) {
       rethrow_outcome_unknown(e,
                               "the connection broke while a lock statement ran; whether it took effect is "
                               "unknown: a lease it created expires on its own");
     } catch (const backend_error& e) {
-      if (classify(sql_.kind, e) != error_kind::deadlock || attempt == kDeadlockAttempts) {
-        rethrow_classified(sql_.kind, e,
+      if (classify(kind, e) != error_kind::deadlock || attempt == kDeadlockAttempts) {
+        rethrow_classified(kind, e,
                            {.subject = "a lock statement failed",
                             .rolled_back = "the statement (it changed nothing)",
                             .retry = "the call"});
       }
     }
   }
+}
+
+std::vector<held_lease> read_held_leases(const result& res, lease_store store, bool store_column) {
+  std::vector<held_lease> out;
+  out.reserve(res.rows.size());
+  for (const auto& r : res.rows) {
+    const auto st = store_column ? (r.at(3).value_or("") == "p" ? lease_store::permit : lease_store::lock) : store;
+    out.push_back({r.at(0).value_or(""), r.at(1).value_or(""), field_int64(r.at(2), "fence"), st});
+  }
+  return out;
+}
+
+result table_store::run(const std::string& sql, std::span<const value> params) {
+  return run_lease_statement(conn_, sql_.kind, sql, params);
 }
 
 std::optional<acquired> table_store::acquire(const acquire_request& r) {
@@ -96,11 +110,7 @@ std::vector<held_lease> table_store::renew(const std::string& session) {
   const value params[] = {session};
   auto res = run(sql_.renew, params);
   if (sql_.renew_reads_back) res = run(sql_.renew_readback, params);
-  std::vector<held_lease> out;
-  out.reserve(res.rows.size());
-  for (const auto& r : res.rows)
-    out.push_back({r.at(0).value_or(""), r.at(1).value_or(""), field_int64(r.at(2), "fence")});
-  return out;
+  return read_held_leases(res, lease_store::lock);
 }
 
 }  // namespace sqllock::detail

@@ -26,11 +26,25 @@ struct acquired {
   std::int64_t fence;
 };
 
+// The table a lease row lives in: the lock table, or the semaphore permits table.
+enum class lease_store { lock, permit };
+
 struct held_lease {
   std::string resource;
   std::string owner;
   std::int64_t fence;
+  lease_store store = lease_store::lock;
 };
+
+// Runs one lease statement (lock rows or permits) alone in autocommit. A deadlock victim is run
+// again (up to 4 times, backing off): the server rolled the statement back whole. Throws
+// outcome_unknown when the connection broke after the statement may have been applied,
+// backend_error (classified, core/error_translation.hpp) / schema_error otherwise.
+result run_lease_statement(connection& conn, dialect_kind kind, const std::string& sql, std::span<const value> params);
+
+// The (resource, owner, fence) rows a renewal statement returned, with a fourth column 'p' or 'l'
+// naming the store when `store_column`, else all of `store`.
+std::vector<held_lease> read_held_leases(const result& res, lease_store store, bool store_column = false);
 
 // Statements on one connection. Every function throws outcome_unknown when the connection broke
 // after the statement may have been applied, backend_error / schema_error otherwise.

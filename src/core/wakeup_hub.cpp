@@ -50,6 +50,17 @@ void wakeup_hub::wait(const std::string& resource, std::uint64_t ticket,
   });
 }
 
+void wakeup_hub::wait_any(const std::vector<std::pair<std::string, std::uint64_t>>& tickets,
+                          std::chrono::steady_clock::time_point until) {
+  std::unique_lock lock(mu_);
+  cv_.wait_until(lock, until, [&] {
+    if (state_ != state::listening) return true;
+    for (const auto& [resource, ticket] : tickets)
+      if (auto it = interests_.find(resource); it != interests_.end() && it->second.releases != ticket) return true;
+    return false;
+  });
+}
+
 void wakeup_hub::listen(std::stop_token stop) {
   auto retry_delay = std::chrono::milliseconds(100);
   while (!stop.stop_requested()) {

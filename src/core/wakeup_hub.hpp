@@ -15,6 +15,8 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 namespace sqllock::detail {
 
@@ -38,6 +40,10 @@ class wakeup_hub {
 
   // Sleeps until a release of `resource` newer than `ticket` is seen, or until `until`.
   void wait(const std::string& resource, std::uint64_t ticket, std::chrono::steady_clock::time_point until);
+  // Sleeps until a release newer than its ticket is seen for any of `tickets` (resource, ticket),
+  // or until `until` (multi_lock: a release of any name of the set).
+  void wait_any(const std::vector<std::pair<std::string, std::uint64_t>>& tickets,
+                std::chrono::steady_clock::time_point until);
 
  private:
   void listen(std::stop_token stop);

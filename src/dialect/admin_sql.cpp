@@ -9,20 +9,47 @@
 namespace sqllock::detail {
 namespace {
 
+// What differs between the two lease tables the operator statements work on: the lock table
+// (one row per resource) and the permits table (one row per resource and slot, migration 0003).
+// Permit rows list the lock columns with a count of 1, then slot and permits (kPermitColumns).
+struct table_shape {
+  std::string_view table;    // the template of the table's name
+  std::string_view key;      // its primary key columns
+  std::string_view count;    // the count column
+  std::string_view extra;    // columns listed after kLockColumns
+  std::string_view same;     // rows `l` and `batch` have the same key
+  std::string_view l_key;    // the key columns of row `l`
+};
+constexpr table_shape kLockShape{"{{table}}", "resource", "count", "", "l.resource = batch.resource", "l.resource"};
+constexpr table_shape kPermitShape{"{{table_permits}}", "resource, slot", "1", ", slot, permits",
+                                   "l.resource = batch.resource AND l.slot = batch.slot", "l.resource, l.slot"};
+
+// `text` with the shape's parts in place of {{table}}, {{key}}, {{count}}, {{extra}}, {{same}}
+// and {{l_key}}.
+std::string shaped(std::string_view text, const table_shape& sh) {
+  std::string out(text);
+  const std::pair<std::string_view, std::string_view> subs[] = {
+      {"{{table}}", sh.table}, {"{{key}}", sh.key}, {"{{count}}", sh.count}, {"{{extra}}", sh.extra},
+      {"{{same}}", sh.same},   {"{{l_key}}", sh.l_key}};
+  for (const auto& [from, to] : subs)
+    for (std::size_t p = 0; (p = out.find(from, p)) != std::string::npos; p += to.size()) out.replace(p, from.size(), to);
+  return out;
+}
+
 // PostgreSQL: `l` is the lock row, `n.now` one reading of clock_timestamp() for the statement
 // (now() would be the transaction's start). CAST, never '::', which SOCI would take for a
 // placeholder.
 constexpr std::string_view kPgColumns =
-    "l.resource, l.owner_token, l.holder_host, l.holder_pid, l.holder_thread, l.count, l.fence, "
+    "l.resource, l.owner_token, l.holder_host, l.holder_pid, l.holder_thread, {{count}}, l.fence, "
     "to_char(l.acquired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "
     "CAST(floor(EXTRACT(EPOCH FROM (l.expires_at - n.now)) * 1000) AS bigint), "
-    "CASE WHEN l.expires_at <= n.now THEN 1 ELSE 0 END";
+    "CASE WHEN l.expires_at <= n.now THEN 1 ELSE 0 END{{extra}}";
 constexpr std::string_view kPgNow = "(SELECT clock_timestamp() AS now) AS n";
 
-admin_sql postgresql(const std::string& table) {
+admin_sql postgresql(const std::string& table, const table_shape& sh) {
   admin_sql a;
   a.kind = dialect_kind::postgresql;
-  const auto expand = [&](std::string_view text) { return expand_table_template(text, a.kind, table); };
+  const auto expand = [&](std::string_view text) { return expand_table_template(shaped(text, sh), a.kind, table); };
 
   // The candidates are picked by the expires_at index against one reading of the clock (a
   // scalar subquery is evaluated once, so the index can use it) and locked with SKIP LOCKED, so
@@ -33,19 +60,19 @@ admin_sql postgresql(const std::string& table) {
   // there may be more expired rows, even when renewals saved some of these.
   a.reap_batch = expand(
       "WITH batch AS ("
-      " SELECT resource FROM {{table}}"
+      " SELECT {{key}} FROM {{table}}"
       " WHERE expires_at <= (SELECT clock_timestamp() - CAST($2 AS bigint) * interval '1 millisecond')"
       " ORDER BY expires_at LIMIT CAST($1 AS bigint) FOR UPDATE SKIP LOCKED),"
       " gone AS (DELETE FROM {{table}} AS l USING batch"
-      " WHERE l.resource = batch.resource"
+      " WHERE {{same}}"
       " AND l.expires_at <= clock_timestamp() - CAST($2 AS bigint) * interval '1 millisecond'"
-      " RETURNING l.resource)"
-      " SELECT CASE WHEN gone.resource IS NULL THEN 0 ELSE 1 END FROM batch LEFT JOIN gone USING (resource)");
+      " RETURNING {{l_key}})"
+      " SELECT CASE WHEN gone.resource IS NULL THEN 0 ELSE 1 END FROM batch LEFT JOIN gone USING ({{key}})");
 
   a.list_locks = expand("SELECT " + std::string(kPgColumns) + " FROM {{table}} AS l CROSS JOIN " +
-                        std::string(kPgNow) + " ORDER BY l.resource");
+                        std::string(kPgNow) + " ORDER BY {{l_key}}");
   a.find_lock = expand("SELECT " + std::string(kPgColumns) + " FROM {{table}} AS l CROSS JOIN " +
-                       std::string(kPgNow) + " WHERE l.resource = $1");
+                       std::string(kPgNow) + " WHERE l.resource = $1 ORDER BY {{l_key}}");
 
   // pg_locks spells an advisory key as (classid, objid, objsubid): objsubid 1 is one bigint
   // key split into its high and low 32 bits; objsubid 2 is two int4 keys stored as unsigned oids.
@@ -77,16 +104,16 @@ admin_sql postgresql(const std::string& table) {
 
 // MySQL: UTC_TIMESTAMP(6) is fixed for the whole statement.
 constexpr std::string_view kMyColumns =
-    "resource, owner_token, holder_host, holder_pid, holder_thread, count, fence, "
+    "resource, owner_token, holder_host, holder_pid, holder_thread, {{count}}, fence, "
     "CONCAT(LEFT(DATE_FORMAT(acquired_at, '%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z'), "
     "TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000, "
-    "expires_at <= UTC_TIMESTAMP(6)";
+    "expires_at <= UTC_TIMESTAMP(6){{extra}}";
 
-admin_sql mysql(const std::string& table) {
+admin_sql mysql(const std::string& table, const table_shape& sh) {
   admin_sql a;
   a.kind = dialect_kind::mysql;
   a.begin = "START TRANSACTION";
-  const auto expand = [&](std::string_view text) { return expand_table_template(text, a.kind, table); };
+  const auto expand = [&](std::string_view text) { return expand_table_template(shaped(text, sh), a.kind, table); };
 
   // DELETE has neither SKIP LOCKED nor a LIMIT inside a subquery of its own table, so one batch
   // is a short transaction: lock the candidates with SKIP LOCKED (MySQL 8, MariaDB 10.6+), then
@@ -116,49 +143,50 @@ admin_sql mysql(const std::string& table) {
       "DELETE l FROM {{table}} AS l FORCE INDEX (PRIMARY) "
       "WHERE l.resource IN (" + keys + ") AND l.expires_at <= UTC_TIMESTAMP(6) - INTERVAL $1 * 1000 MICROSECOND");
 
-  a.list_locks = expand("SELECT " + std::string(kMyColumns) + " FROM {{table}} ORDER BY resource");
-  a.find_lock = expand("SELECT " + std::string(kMyColumns) + " FROM {{table}} WHERE resource = $1");
+  a.list_locks = expand("SELECT " + std::string(kMyColumns) + " FROM {{table}} AS l ORDER BY {{key}}");
+  a.find_lock = expand("SELECT " + std::string(kMyColumns) + " FROM {{table}} AS l WHERE resource = $1 ORDER BY {{key}}");
 
   // No DELETE … RETURNING: read the row under a lock, then delete it in the same transaction.
   a.force_release_in_transaction = true;
   a.force_release_select =
-      expand("SELECT " + std::string(kMyColumns) + " FROM {{table}} WHERE resource = $1 FOR UPDATE");
+      expand("SELECT " + std::string(kMyColumns) + " FROM {{table}} AS l WHERE resource = $1 ORDER BY {{key}} FOR UPDATE");
   a.force_release = expand("DELETE FROM {{table}} WHERE resource = $1");
   return a;
 }
 
 // SQLite: 'now' is fixed for the statement; times are stored as 'YYYY-MM-DD HH:MM:SS.SSS' UTC.
 constexpr std::string_view kLiteColumns =
-    "resource, owner_token, holder_host, holder_pid, holder_thread, count, fence, "
+    "resource, owner_token, holder_host, holder_pid, holder_thread, {{count}}, fence, "
     "replace(acquired_at, ' ', 'T') || 'Z', "
     "CAST(ROUND((julianday(expires_at) - julianday('now')) * 86400000) AS INTEGER), "
-    "expires_at <= strftime('%Y-%m-%d %H:%M:%f', 'now')";
+    "expires_at <= strftime('%Y-%m-%d %H:%M:%f', 'now'){{extra}}";
 
-admin_sql sqlite(const std::string& table) {
+admin_sql sqlite(const std::string& table, const table_shape& sh) {
   admin_sql a;
   a.kind = dialect_kind::sqlite;
-  const auto expand = [&](std::string_view text) { return expand_table_template(text, a.kind, table); };
+  const auto expand = [&](std::string_view text) { return expand_table_template(shaped(text, sh), a.kind, table); };
 
   // SQLite has one writer and no row locks, so one statement is atomic; it waits for another
   // writer up to the busy timeout. The cut-off is the same text expression in both places.
   constexpr std::string_view kCutoff = "strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || ($2 / 1000.0) || ' seconds')";
-  a.reap_batch = expand("DELETE FROM {{table}} WHERE resource IN (SELECT resource FROM {{table}} WHERE expires_at <= " +
+  a.reap_batch = expand("DELETE FROM {{table}} WHERE ({{key}}) IN (SELECT {{key}} FROM {{table}} WHERE expires_at <= " +
                         std::string(kCutoff) + " ORDER BY expires_at LIMIT $1) AND expires_at <= " +
                         std::string(kCutoff) + " RETURNING 1");
 
-  a.list_locks = expand("SELECT " + std::string(kLiteColumns) + " FROM {{table}} ORDER BY resource");
-  a.find_lock = expand("SELECT " + std::string(kLiteColumns) + " FROM {{table}} WHERE resource = $1");
+  a.list_locks = expand("SELECT " + std::string(kLiteColumns) + " FROM {{table}} AS l ORDER BY {{key}}");
+  a.find_lock = expand("SELECT " + std::string(kLiteColumns) + " FROM {{table}} AS l WHERE resource = $1 ORDER BY {{key}}");
   a.force_release = expand("DELETE FROM {{table}} WHERE resource = $1 RETURNING " + std::string(kLiteColumns));
   return a;
 }
 
 }  // namespace
 
-std::shared_ptr<const admin_sql> make_admin_sql(dialect_kind kind, const std::string& table) {
+std::shared_ptr<const admin_sql> make_admin_sql(dialect_kind kind, const std::string& table, admin_table which) {
+  const auto& sh = which == admin_table::permits ? kPermitShape : kLockShape;
   switch (kind) {
-    case dialect_kind::postgresql: return std::make_shared<const admin_sql>(postgresql(table));
-    case dialect_kind::mysql: return std::make_shared<const admin_sql>(mysql(table));
-    case dialect_kind::sqlite: return std::make_shared<const admin_sql>(sqlite(table));
+    case dialect_kind::postgresql: return std::make_shared<const admin_sql>(postgresql(table, sh));
+    case dialect_kind::mysql: return std::make_shared<const admin_sql>(mysql(table, sh));
+    case dialect_kind::sqlite: return std::make_shared<const admin_sql>(sqlite(table, sh));
   }
   throw not_supported("unknown dialect");
 }

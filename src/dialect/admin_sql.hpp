@@ -59,7 +59,14 @@ struct admin_sql : transaction_sql {
 
 };
 
+// Which lease table the statements work on: the lock table, or its semaphore permits
+// (`<table>_permits`), whose rows list kLockColumns (count 1) and then slot and permits
+// (kPermitColumns in all); find_lock and force_release then cover every slot of the resource.
+enum class admin_table { locks, permits };
+inline constexpr std::size_t kPermitColumns = kLockColumns + 2;
+
 // The operator statements for `kind` on the (validated, unquoted) lock table `table`.
-std::shared_ptr<const admin_sql> make_admin_sql(dialect_kind kind, const std::string& table);
+std::shared_ptr<const admin_sql> make_admin_sql(dialect_kind kind, const std::string& table,
+                                                admin_table which = admin_table::locks);
 
 }  // namespace sqllock::detail

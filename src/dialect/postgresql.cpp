@@ -3,6 +3,7 @@
 
 #include "common/sql_text.hpp"
 #include "dialect/dialect.hpp"
+#include "dialect/postgresql_renew.hpp"
 
 namespace sqllock::detail {
 namespace {
@@ -94,18 +95,9 @@ RETURNING count, fence)";
       "WHERE resource = $1 AND owner_token = $2 AND fence = CAST($3 AS bigint) RETURNING resource) "
       "SELECT pg_notify(CAST($4 AS text), resource) FROM gone",
       d.kind, table);
-  // One clock reading for every row: a MATERIALIZED CTE is evaluated once, where a FROM
-  // subquery may be rescanned (and clock_timestamp() read again) for each row the join meets.
-  // That reading comes before any wait for a row lock, and the row may meanwhile have been taken
-  // over by another owner of the same session, with a later expiry: GREATEST keeps a renewal
-  // from ever moving an expiry back (which would end the new holder's lease early).
+  // Rows locked in key order, then renewed (dialect/postgresql_renew.hpp).
   d.renew = expand_table_template(
-      "WITH t AS MATERIALIZED (SELECT clock_timestamp() AS now) "
-      "UPDATE {{table}} SET renewed_at = t.now, "
-      "expires_at = GREATEST(expires_at, t.now + lease_ms * interval '1 millisecond') "
-      "FROM t "
-      "WHERE holder_session = $1 AND auto_renew AND expires_at > t.now "
-      "RETURNING resource, owner_token, fence",
+      std::string(kPgRenewClock) + std::string(kPgRenewLocks) + " SELECT resource, owner_token, fence FROM l",
       d.kind, table);
   d.wakeup_channel = "sqllock_" + table;
   return d;

@@ -1,11 +1,10 @@
 #include "dialect/row_lock_sql.hpp"
 
-#include <map>
-#include <mutex>
 #include <string_view>
 #include <utility>
 
 #include "common/sql_text.hpp"
+#include "dialect/per_table_cache.hpp"
 
 namespace sqllock::detail {
 namespace {
@@ -74,19 +73,14 @@ row_lock_sql sqlite() {
 
 std::shared_ptr<const row_lock_sql> row_lock_statements(dialect_kind kind, const std::string& table) {
   // Building the text costs little, but every with_row_lock call asks: keep one per table.
-  static std::mutex mu;
-  static std::map<std::pair<dialect_kind, std::string>, std::shared_ptr<const row_lock_sql>> cache;
-  std::lock_guard lock(mu);
-  auto& slot = cache[{kind, table}];
-  if (!slot) {
-    switch (kind) {
-      case dialect_kind::postgresql: slot = std::make_shared<const row_lock_sql>(postgresql(table)); break;
-      case dialect_kind::mysql: slot = std::make_shared<const row_lock_sql>(mysql(table)); break;
-      case dialect_kind::sqlite: slot = std::make_shared<const row_lock_sql>(sqlite()); break;
+  return per_table_cache<row_lock_sql>::get(kind, table, [](dialect_kind k, const std::string& t) {
+    switch (k) {
+      case dialect_kind::postgresql: return postgresql(t);
+      case dialect_kind::mysql: return mysql(t);
+      case dialect_kind::sqlite: return sqlite();
     }
-  }
-  if (!slot) throw not_supported("unknown dialect");
-  return slot;
+    throw not_supported("unknown dialect");
+  });
 }
 
 bool is_no_transaction_error(dialect_kind kind, const backend_error& e) {

@@ -259,7 +259,15 @@ TEST_P(ObjectLockContract, OverReleaseIsNotHeldAndUnlockReportsIt) {
   EXPECT_EQ(lock_rows(db), 0);
 }
 
-TEST_P(ObjectLockContract, AnotherThreadOfTheHolderIsAnotherOwner) {
+const auto object_cases = with(&lock_capabilities::object, every_target());
+SQLLOCK_CONTRACT_CASES(AllTargets, ObjectLockContract, object_cases);
+
+// ---- lock objects whose owner is the calling thread or an owner key: every object kind but the
+// semaphore (a permit is its own owner)
+
+class OwnedLockContract : public LockContractTest {};
+
+TEST_P(OwnedLockContract, AnotherThreadOfTheHolderIsAnotherOwner) {
   auto db = open();
   error_sink errors;
   lock_settings s;
@@ -284,7 +292,7 @@ TEST_P(ObjectLockContract, AnotherThreadOfTheHolderIsAnotherOwner) {
   EXPECT_FALSE(kind().shown_held(db, name));
 }
 
-TEST_P(ObjectLockContract, AnExplicitOwnerKeyLetsAnotherThreadRelease) {
+TEST_P(OwnedLockContract, AnExplicitOwnerKeyLetsAnotherThreadRelease) {
   auto db = open();
   lock_settings s;
   s.owner = "worker-pool";
@@ -299,8 +307,8 @@ TEST_P(ObjectLockContract, AnExplicitOwnerKeyLetsAnotherThreadRelease) {
   EXPECT_EQ(lock_rows(db), 0);
 }
 
-const auto object_cases = with(&lock_capabilities::object, every_target());
-SQLLOCK_CONTRACT_CASES(AllTargets, ObjectLockContract, object_cases);
+const auto owned_cases = with(&lock_capabilities::owner_keyed, every_target());
+SQLLOCK_CONTRACT_CASES(AllTargets, OwnedLockContract, owned_cases);
 
 // ---- re-entrant kinds: table_lock, advisory_lock, named_lock
 

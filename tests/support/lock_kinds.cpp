@@ -7,10 +7,14 @@
 #include <stdexcept>
 #include <thread>
 
+#include "common/sha256.hpp"
 #include "sqllock/advisory_lock.hpp"
 #include "sqllock/error.hpp"
+#include "sqllock/multi_lock.hpp"
 #include "sqllock/named_lock.hpp"
 #include "sqllock/row_lock.hpp"
+#include "sqllock/semaphore.hpp"
+#include "sqllock/status.hpp"
 #include "sqllock/table_lock.hpp"
 #include "support/fresh_database.hpp"
 
@@ -325,7 +329,7 @@ void add_object_entry_points(lock_kind& k) {
 lock_kind table_kind() {
   lock_kind k;
   k.name = "table_lock";
-  k.can = {.object = true, .reentrant = true, .fenced = true, .leased = true, .loss_signal = true};
+  k.can = {.object = true, .owner_keyed = true, .reentrant = true, .fenced = true, .leased = true, .loss_signal = true};
   add_object_entry_points<table_lock, table_lock_options>(k);
   k.shown_held = [](const database& observer, const std::string& name) {
     return first_field(sql(observer, "SELECT COUNT(*) FROM " + observer.table() + " WHERE resource = $1", {name})) != "0";
@@ -338,12 +342,169 @@ lock_kind table_kind() {
   return k;
 }
 
+// multi_lock: the lock under test is the set {name, companion_name(name)}, so that everything
+// the contract does to `name` (refusals, another owner's table_lock, bad names) meets a set.
+class multi_adapter final : public lock_object {
+ public:
+  multi_adapter(const database& db, const std::string& name, const multi_lock_options& o)
+      : name_(name), lock_(db, {name, companion_name(name)}, o) {}
+  const std::string& name() const override { return name_; }
+  void lock() override { lock_.lock(); }
+  bool try_lock() override { return lock_.try_lock(); }
+  bool try_lock_for(std::chrono::milliseconds wait) override { return lock_.try_lock_for(wait); }
+  bool try_lock_until(std::chrono::system_clock::time_point deadline) override {
+    return lock_.try_lock_until(deadline);
+  }
+  void unlock() noexcept override { lock_.unlock(); }
+  void release() override { lock_.release(); }
+  bool holds() const override { return lock_.holds(); }
+  std::stop_token lost_token() const override { return lock_.lost_token(); }
+  std::optional<std::int64_t> count() const override { return std::nullopt; }
+  std::int64_t fence() const override { return lock_.fence(name_); }
+  void lock_shared() override { throw std::logic_error("no shared mode: multi_lock"); }
+  void release_shared() override { throw std::logic_error("no shared mode: multi_lock"); }
+
+ private:
+  std::string name_;
+  multi_lock lock_;
+};
+
+multi_lock_options multi_options(const lock_settings& s) {
+  multi_lock_options o;
+  o.owner = s.owner;
+  if (s.on_unlock_error) o.on_unlock_error = s.on_unlock_error;
+  if (s.on_lost) o.on_lost = s.on_lost;
+  if (s.ttl) o.ttl = *s.ttl;
+  return o;
+}
+
+lock_kind multi_kind() {
+  lock_kind k;
+  k.name = "multi_lock";
+  k.can = {.object = true, .owner_keyed = true, .reentrant = true, .fenced = true, .leased = true, .loss_signal = true};
+  k.take = [](const database& db, const std::string& name, lock_wait wait) {
+    multi_lock_options o;
+    o.owner = next_owner();
+    return hold_object(std::make_unique<multi_lock>(db, std::vector<std::string>{name, companion_name(name)}, o), wait);
+  };
+  k.run = [](const database& db, const std::string& name, lock_wait wait,
+             const std::function<void(lock_section&)>& body) {
+    multi_lock lock(db, {name, companion_name(name)});
+    if (!attempt(lock, wait)) return false;
+    std::lock_guard guard(lock, std::adopt_lock);
+    pooled_section s(db);
+    body(s);
+    return true;
+  };
+  k.make = [](const database& db, const std::string& name, const lock_settings& s) -> std::unique_ptr<lock_object> {
+    return std::make_unique<multi_adapter>(db, name, multi_options(s));
+  };
+  // Rows of the set: both or neither, never one (a partial set is a failure of its own).
+  const auto rows_of = [](const database& observer, const std::string& name) {
+    const auto counts = sql(observer, "SELECT resource, count FROM " + observer.table() + " WHERE resource IN ($1, $2)",
+                            {name, companion_name(name)});
+    EXPECT_NE(counts.rows.size(), 1u) << "a partial multi_lock set of '" << name << "' is held";
+    return counts;
+  };
+  k.shown_held = [rows_of](const database& observer, const std::string& name) {
+    return !rows_of(observer, name).rows.empty();
+  };
+  k.recorded_level = [rows_of](const database& observer, const std::string& name) -> std::optional<std::int64_t> {
+    const auto r = rows_of(observer, name);
+    if (r.rows.empty()) return 0;
+    EXPECT_EQ(r.rows.front().at(1), r.rows.back().at(1)) << "every name of the set has the same level";
+    return std::stoll(r.rows.front().at(1).value());
+  };
+  k.supported_on = [](dialect_kind) { return true; };
+  return k;
+}
+
+// semaphore: the lock under test is the semaphore `name` with one permit. The adapter holds at
+// most one permit; the permit, not a thread, is the owner (owner_keyed is false).
+class semaphore_adapter final : public lock_object {
+ public:
+  semaphore_adapter(const database& db, const std::string& name, const semaphore_options& o)
+      : name_(name), sem_(db, name, 1, o), on_unlock_error_(o.on_unlock_error) {}
+  const std::string& name() const override { return name_; }
+  void lock() override { permit_ = sem_.acquire(); }
+  bool try_lock() override { return keep(sem_.try_acquire()); }
+  bool try_lock_for(std::chrono::milliseconds wait) override { return keep(sem_.try_acquire_for(wait)); }
+  // Any duration (hours::max() from lock_wait) reaches the library as written.
+  template <class Rep, class Period>
+  bool try_lock_for(std::chrono::duration<Rep, Period> wait) {
+    return keep(sem_.try_acquire_for(wait));
+  }
+  bool try_lock_until(std::chrono::system_clock::time_point deadline) override {
+    return keep(sem_.try_acquire_until(deadline));
+  }
+  void unlock() noexcept override {
+    try {
+      release();
+    } catch (const std::exception& e) {
+      if (on_unlock_error_) on_unlock_error_(e);
+    }
+  }
+  void release() override { permit_.release(); }
+  bool holds() const override { return permit_.holds(); }
+  std::stop_token lost_token() const override { return permit_.lost_token(); }
+  std::optional<std::int64_t> count() const override { return std::nullopt; }
+  std::int64_t fence() const override { return permit_.fence(); }
+  void lock_shared() override { throw std::logic_error("no shared mode: semaphore"); }
+  void release_shared() override { throw std::logic_error("no shared mode: semaphore"); }
+
+ private:
+  bool keep(std::optional<permit> p) {
+    if (!p) return false;
+    permit_ = std::move(*p);
+    return true;
+  }
+  std::string name_;
+  semaphore sem_;
+  unlock_error_callback on_unlock_error_;
+  permit permit_;
+};
+
+semaphore_options semaphore_settings(const lock_settings& s) {
+  semaphore_options o;
+  if (s.on_unlock_error) o.on_unlock_error = s.on_unlock_error;
+  if (s.on_lost) o.on_lost = s.on_lost;
+  if (s.ttl) o.ttl = *s.ttl;
+  return o;
+}
+
+lock_kind semaphore_kind() {
+  lock_kind k;
+  k.name = "semaphore";
+  k.can = {.object = true, .fenced = true, .leased = true, .loss_signal = true};
+  k.take = [](const database& db, const std::string& name, lock_wait wait) {
+    return hold_object(std::make_unique<semaphore_adapter>(db, name, semaphore_options{}), wait);
+  };
+  k.run = [](const database& db, const std::string& name, lock_wait wait,
+             const std::function<void(lock_section&)>& body) {
+    semaphore_adapter lock(db, name, {});
+    if (!attempt(lock, wait)) return false;
+    std::lock_guard guard(lock, std::adopt_lock);
+    pooled_section s(db, lock.fence());
+    body(s);
+    return true;
+  };
+  k.make = [](const database& db, const std::string& name, const lock_settings& s) -> std::unique_ptr<lock_object> {
+    return std::make_unique<semaphore_adapter>(db, name, semaphore_settings(s));
+  };
+  k.shown_held = [](const database& observer, const std::string& name) { return !find_permits(observer, name).empty(); };
+  k.recorded_level = [](const database& observer, const std::string& name) -> std::optional<std::int64_t> {
+    return static_cast<std::int64_t>(find_permits(observer, name).size());
+  };
+  k.supported_on = [](dialect_kind) { return true; };
+  return k;
+}
+
 template <class Lock>
 lock_kind session_kind(std::string kind) {
   lock_kind k;
   k.name = std::move(kind);
   constexpr bool pg = std::is_same_v<Lock, advisory_lock>;
-  k.can = {.object = true, .reentrant = true, .shared = pg, .session_scoped = true, .loss_signal = true,
+  k.can = {.object = true, .owner_keyed = true, .reentrant = true, .shared = pg, .session_scoped = true, .loss_signal = true,
            .wait_overshoot = std::chrono::milliseconds(680),
            .freed_after_session_end = pg ? std::chrono::milliseconds(0) : std::chrono::milliseconds(2000)};
   add_object_entry_points<Lock, session_lock_options>(k);
@@ -474,6 +635,12 @@ std::string to_string(release_result r) {
   return "?";
 }
 
+std::string companion_name(const std::string& name) {
+  constexpr std::string_view tail = "/second";
+  if (name.size() + tail.size() <= 255) return name + std::string(tail);
+  return "second/" + detail::sha256_hex(name);  // a name at the limit: still distinct, still valid
+}
+
 std::unique_ptr<lock_holder> make_holder(const lock_kind& k, const database& db, const std::string& lock,
                                          const lock_settings& s) {
   if (k.can.object) return std::make_unique<object_lock_holder>(db, k.make(db, lock, s), k.can.fenced);
@@ -487,7 +654,7 @@ lock_kind lock_kind_named(const std::string& name) {
 }
 
 std::vector<lock_kind> lock_kinds_of(dialect_kind dialect) {
-  std::vector<lock_kind> kinds{table_kind()};
+  std::vector<lock_kind> kinds{table_kind(), multi_kind(), semaphore_kind()};
   if (dialect == dialect_kind::postgresql) {
     kinds.push_back(session_kind<advisory_lock>("advisory_lock"));
     kinds.push_back(advisory_xact_kind());
@@ -498,7 +665,7 @@ std::vector<lock_kind> lock_kinds_of(dialect_kind dialect) {
 }
 
 std::vector<lock_kind> all_lock_kinds() {
-  return {table_kind(), session_kind<advisory_lock>("advisory_lock"), advisory_xact_kind(),
+  return {table_kind(), multi_kind(), semaphore_kind(), session_kind<advisory_lock>("advisory_lock"), advisory_xact_kind(),
           session_kind<named_lock>("named_lock"), row_kind()};
 }
 

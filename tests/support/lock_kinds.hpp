@@ -1,6 +1,6 @@
 // Every lock kind of the public API behind one interface ("the lock under test"), so that one
 // contract suite (tests/contract/) and tables of inputs (tests/bad_input*) run through all of
-// them: table_lock, advisory_lock, with_advisory_xact_lock, named_lock, with_row_lock. What a kind
+// them: table_lock, multi_lock, advisory_lock, with_advisory_xact_lock, named_lock, with_row_lock. What a kind
 // can do is said by its capability flags; what only one kind has stays in that kind's own tests.
 // The fault harness (tests/fault/) holds its locks through the same kinds (make_holder).
 #pragma once
@@ -40,6 +40,9 @@ using lock_wait = std::variant<std::monostate, std::chrono::milliseconds, std::c
 // What a kind can do (after SOCI's per-backend capability flags).
 struct lock_capabilities {
   bool object = false;          // a lock object (lock/try_lock/unlock/release/holds); else scoped-only
+  // object kinds: the owner of a hold is the calling thread, or the explicit owner key of
+  // lock_settings::owner (every kind but the semaphore, whose permit is its own owner)
+  bool owner_keyed = false;
   bool reentrant = false;       // the owner may take it again while holding it: the levels stack
   bool shared = false;          // has a shared mode (lock_shared …)
   bool fenced = false;          // every grant carries a fencing token that increases
@@ -151,7 +154,8 @@ class lock_holder {
 };
 
 struct lock_kind {
-  std::string name;  // "table_lock", "advisory_lock", "advisory_xact_lock", "named_lock", "row_lock"
+  // "table_lock", "multi_lock", "semaphore", "advisory_lock", "advisory_xact_lock", "named_lock", "row_lock"
+  std::string name;
   lock_capabilities can;
   // Takes `lock` on `db` as that kind, waiting as `wait` says; the result holds it until it is
   // destroyed, or is nullptr when the lock stayed held elsewhere. Throws what the library throws
@@ -198,6 +202,10 @@ lock_kind lock_kind_named(const std::string& name);
 // The kinds `dialect` has: table_lock everywhere, advisory locks on PostgreSQL, named_lock on
 // MySQL/MariaDB, row locks on both servers.
 std::vector<lock_kind> lock_kinds_of(dialect_kind dialect);
+
+// multi_lock's companion of `name`: the lock under test of kind "multi_lock" is the set
+// {name, companion_name(name)}. Distinct for distinct names, valid when `name` is.
+std::string companion_name(const std::string& name);
 
 // Every kind, whether `dialect` has it or not.
 std::vector<lock_kind> all_lock_kinds();

@@ -68,6 +68,18 @@ std::vector<std::string> args::rest() {
   return {};
 }
 
+std::vector<std::string> args::positionals() {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  for (; i < argv_.size() && argv_[i] != "--"; ++i) {
+    if (argv_[i].size() > 1 && argv_[i][0] == '-') throw usage_error{"unknown option '" + argv_[i] + "'"};
+    out.push_back(argv_[i]);
+  }
+  if (i < argv_.size()) out.insert(out.end(), argv_.begin() + static_cast<long>(i) + 1, argv_.end());
+  argv_.clear();
+  return out;
+}
+
 void args::expect_done() const {
   if (!argv_.empty()) throw usage_error{"unexpected argument '" + argv_.front() + "'"};
 }

@@ -18,6 +18,7 @@ enum exit_code : int {
   exit_schema = 4,         // the lock table is missing or from another sqllock version
   exit_lock_lost = 5,      // a held lock was lost while the command ran
   exit_database = 6,       // the database reported another error
+  exit_absent = 7,         // `sqllock latch`: no such latch (never created, reaped, or past its ttl)
   exit_internal = 70,      // a bug in sqllock
 };
 
@@ -37,6 +38,10 @@ class args {
   bool flag(std::string_view name, std::string_view short_name = {});
   // Remaining arguments after "--" (and removes them).
   std::vector<std::string> rest();
+  // Removes and returns every argument left — call it after taking the options — with "--"
+  // ending the options (what follows it is taken verbatim, e.g. a name that starts with '-').
+  // Throws usage_error for a leftover option, i.e. one the command does not know.
+  std::vector<std::string> positionals();
   // Throws usage_error if anything was not consumed.
   void expect_done() const;
 
@@ -56,5 +61,6 @@ int cmd_run(args a);
 int cmd_status(args a);   // cmd_status.cpp
 int cmd_release(args a);  // cmd_release.cpp
 int cmd_reap(args a);     // cmd_reap.cpp
+int cmd_latch(args a);    // cmd_latch.cpp
 
 }  // namespace sqllock::cli

@@ -11,17 +11,19 @@ namespace sqllock::cli {
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: sqllock release [--db URI] [--table NAME] --lock NAME --force\n"
+    "usage: sqllock release [--db URI] [--table NAME] [--kind table|semaphore] --lock NAME --force\n"
     "\n"
     "Deletes the row of lock NAME whoever holds it, and prints who held it. For a stuck job\n"
     "whose holder cannot release it. The holder is not stopped: its next lease renewal finds the\n"
     "row gone and reports the lock lost (`sqllock run` then stops its command and exits 5), so\n"
     "work it still does is no longer protected. The next holder gets a higher fencing token.\n"
-    "Exit status 1 when NAME has no row.\n"
+    "With --kind semaphore, deletes every permit of the semaphore NAME instead (each holder\n"
+    "learns at its next renewal that its permit was lost). Exit status 1 when NAME has no row.\n"
     "\n"
     "  --db URI      database URI (default: $SQLLOCK_DB)\n"
     "  --table NAME  lock table name (default: distributed_lock)\n"
-    "  --lock NAME   the lock to release\n"
+    "  --kind KIND   table (default): the lock row; semaphore: the semaphore's permits\n"
+    "  --lock NAME   the lock (or semaphore) to release\n"
     "  --force       required: confirms that the owner does not matter\n";
 
 }  // namespace
@@ -34,6 +36,7 @@ int cmd_release(args a) {
   database_options options;
   if (auto t = a.take("table")) options.table = *t;
   const auto name = a.take("lock");
+  const std::string kind = a.take("kind").value_or("table");
   const bool force = a.flag("force");
   const std::string uri = database_uri(a);
   a.expect_done();
@@ -42,7 +45,23 @@ int cmd_release(args a) {
     throw usage_error{"release deletes the lock whatever its owner; add --force to confirm (the holder learns "
                       "that it lost the lock at its next renewal)"};
 
+  if (kind != "table" && kind != "semaphore")
+    throw usage_error{"release --kind must be table or semaphore, not '" + kind + "'"};
+
   database db(uri, options);
+  if (kind == "semaphore") {
+    const auto permits = force_release_permits(db, *name);
+    if (permits.empty()) {
+      std::cerr << "sqllock: no permit of semaphore '" << printable(*name) << "' in table '" << db.table()
+                << "'; nothing released\n";
+      return exit_not_obtained;
+    }
+    for (const auto& p : permits)
+      std::cout << "released permit " << p.slot << "/" << p.permits << " of '" << printable(p.resource)
+                << "' by force; it was held by host " << printable(p.holder_host) << " pid " << p.holder_pid
+                << " thread " << printable(p.holder_thread) << " (fence " << p.fence << ")\n";
+    return exit_ok;
+  }
   const auto gone = force_release(db, *name);
   if (!gone) {
     std::cerr << "sqllock: no lock '" << printable(*name) << "' in table '" << db.table() << "'; nothing released\n";

@@ -15,6 +15,7 @@
 #include <random>
 #include <stop_token>
 #include <system_error>
+#include <vector>
 
 #include "child.hpp"
 #include "cli.hpp"
@@ -33,30 +34,37 @@ using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 
 constexpr std::string_view kUsage =
-    "usage: sqllock run [--db URI] --lock NAME [--table NAME] [--ttl DURATION]\n"
-    "                   [--wait DURATION | -n] [-E CODE] [--kind KIND] [--quiet] -- CMD [ARGS…]\n"
+    "usage: sqllock run [--db URI] --lock NAME [--lock NAME…] [--table NAME] [--ttl DURATION]\n"
+    "                   [--wait DURATION | -n] [-E CODE] [--kind KIND] [--permits N] [--quiet]\n"
+    "                   -- CMD [ARGS…]\n"
     "\n"
     "Runs CMD while holding the lock NAME, like flock(1) across hosts: every host that runs\n"
     "`sqllock run` with the same database, KIND and NAME waits its turn. A table lock's lease is\n"
     "renewed in the background while CMD runs, so CMD may run for longer than the TTL.\n"
     "\n"
     "  --db URI        database URI (default: $SQLLOCK_DB); create the table with `sqllock migrate`\n"
-    "  --lock NAME     the lock's name (1–255 bytes of UTF-8)\n"
+    "  --lock NAME     the lock's name (1–255 bytes of UTF-8). Given several times (at most 64), the\n"
+    "                  table locks of all the names are taken together, all or none, holding none\n"
+    "                  while waiting (a multi_lock; --kind table only), and each is an ordinary\n"
+    "                  table lock: a `run` of one of the names excludes it\n"
     "  --table NAME    lock table name (default: distributed_lock)\n"
-    "  --ttl D         lease length: how long a table lock outlives a crashed sqllock (default: 30s;\n"
-    "                  --kind table only)\n"
+    "  --ttl D         lease length: how long a table lock or permit outlives a crashed sqllock\n"
+    "                  (default: 30s; --kind table and semaphore only)\n"
     "  -w, --wait D    give up after waiting D for the lock (default: wait as long as it takes)\n"
     "  -n, --nonblock  give up at once if the lock is held elsewhere\n"
     "  -E, --conflict-exit-code CODE\n"
     "                  exit status when the lock was not obtained (0–255, default: 1)\n"
     "  --kind KIND     which lock (default: table); locks of different kinds never exclude each other:\n"
     "                    table     a row with a lease in the lock table; every database\n"
+    "                    semaphore one of --permits N permits of the semaphore NAME: up to N\n"
+    "                              commands run at once; every database\n"
     "                    row       SELECT … FOR UPDATE held in a transaction while CMD runs, in\n"
     "                              <table>_rows; PostgreSQL, MySQL/MariaDB\n"
     "                    advisory  a session-level pg_advisory_lock; PostgreSQL only\n"
     "                    named     a GET_LOCK user lock; MySQL/MariaDB only\n"
     "                  A kind the database lacks is a usage error (exit 2). With row, advisory and\n"
     "                  named the server frees the lock as soon as sqllock's connection ends.\n"
+    "  --permits N     --kind semaphore: how many may hold it at once (1–10000, default: 1)\n"
     "  -q, --quiet     no message when the lock is not obtained or the wait is interrupted\n"
     "\n"
     "Durations: a number of seconds (10, 0.5) or a number with a unit: 500ms, 30s, 5m, 1h.\n"
@@ -81,7 +89,9 @@ constexpr std::string_view kUsage =
 constexpr auto kStopGrace = 10s;  // between SIGTERM and SIGKILL after the lock was lost
 
 struct run_options {
-  std::string lock;
+  std::string lock;                     // the first --lock
+  std::vector<std::string> more_locks;  // the others
+  std::string label;                    // how messages name the lock(s)
   std::chrono::milliseconds ttl = 30s;
   std::optional<std::chrono::milliseconds> wait;
   bool nonblock = false;
@@ -176,7 +186,7 @@ acquire_outcome acquire(run_lock& lock, const locked_body& body, signal_inbox& s
 // Waits for the command to exit, passing signals on and stopping it if the lock is lost.
 // Returns its wait status; sets `lost` when the lock was lost meanwhile.
 int supervise(pid_t pid, signal_inbox& signals, const lost_alarm& alarm, const std::stop_token& lost_token,
-              const std::string& lock_name, bool& lost) {
+              const std::string& lock_label, bool& lost) {
   // When to SIGKILL a command that ignored SIGTERM; `never` until the lock is lost.
   constexpr auto never = steady::time_point::max();
   steady::time_point kill_at = never;
@@ -188,7 +198,7 @@ int supervise(pid_t pid, signal_inbox& signals, const lost_alarm& alarm, const s
 
     if (!lost && lost_token.stop_requested()) {
       lost = true;
-      std::cerr << "sqllock: lock '" << printable(lock_name) << "' lost while the command was running" << std::endl;
+      std::cerr << "sqllock: " << lock_label << " lost while the command was running" << std::endl;
       ::kill(pid, SIGTERM);
       kill_at = steady::now() + kStopGrace;
     }
@@ -232,11 +242,14 @@ int cmd_run(args a) {
   o.nonblock = a.flag("nonblock", "n");
   o.quiet = a.flag("quiet", "q");
   const auto lock = a.take("lock");
+  std::vector<std::string> more_locks;
+  while (auto another = a.take("lock")) more_locks.push_back(std::move(*another));
   const auto table = a.take("table");
   const auto ttl = a.take("ttl");
   const auto wait = a.take("wait", "w");
   const auto conflict = a.take("conflict-exit-code", "E");
   const auto kind = a.take("kind");
+  const auto permits = a.take("permits");
   const std::string uri = database_uri(a);
   o.command = a.rest();
   try {
@@ -248,8 +261,21 @@ int cmd_run(args a) {
 
   if (!lock) throw usage_error{"--lock NAME is required"};
   o.lock = *lock;
+  o.more_locks = std::move(more_locks);
   const run_kind lock_kind = kind ? parse_run_kind(*kind) : run_kind::table;
-  if (ttl && lock_kind != run_kind::table) throw usage_error{"--ttl applies to --kind table only"};
+  if (!o.more_locks.empty() && lock_kind != run_kind::table)
+    throw usage_error{"several --lock names need --kind table (they are taken together as one multi_lock); --kind " +
+                      *kind + " takes one"};
+  const bool leased = lock_kind == run_kind::table || lock_kind == run_kind::semaphore;
+  if (ttl && !leased) throw usage_error{"--ttl applies to --kind table and semaphore only"};
+  if (permits && lock_kind != run_kind::semaphore) throw usage_error{"--permits applies to --kind semaphore only"};
+  std::int64_t permit_count = 1;
+  if (permits) {
+    const auto& text = *permits;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), permit_count);
+    if (ec != std::errc() || end != text.data() + text.size() || permit_count < 1 || permit_count > 10000)
+      throw usage_error{"--permits must be a whole number from 1 to 10000, not '" + text + "'"};
+  }
   if (ttl) o.ttl = parse_duration(*ttl, "--ttl");
   if (wait) o.wait = parse_duration(*wait, "--wait");
   if (wait && o.nonblock) throw usage_error{"--wait and --nonblock exclude each other"};
@@ -266,14 +292,16 @@ int cmd_run(args a) {
   database db(uri, db_options);
 
   lost_alarm alarm;
-  const std::unique_ptr<run_lock> lock_of_kind = make_run_lock(lock_kind, db, {o.lock, o.ttl, alarm.callback()});
+  const run_lock_settings settings{o.lock, o.more_locks, o.ttl, permit_count, alarm.callback()};
+  o.label = run_lock_label(settings);
+  const std::unique_ptr<run_lock> lock_of_kind = make_run_lock(lock_kind, db, settings);
 
   // Runs under the lock: starts the command and supervises it.
   const locked_body body = [&](const std::stop_token& lost_token) -> int {
     if (auto s = signals.wait_for_stop(0ms)) {  // arrived during the acquiring round trip
       if (!o.quiet)
-        std::cerr << "sqllock: " << signal_name(s->number) << " while acquiring lock '" << printable(o.lock)
-                  << "'; the command was not run\n";
+        std::cerr << "sqllock: " << signal_name(s->number) << " while acquiring " << o.label
+                  << "; the command was not run\n";
       return 128 + s->number;
     }
     const start_result started = command.start(signals);
@@ -282,10 +310,10 @@ int cmd_run(args a) {
       return started.error == ENOENT || started.error == ENOTDIR ? 127 : 126;
     }
     bool lost = false;
-    const int status = supervise(started.pid, signals, alarm, lost_token, o.lock, lost);
+    const int status = supervise(started.pid, signals, alarm, lost_token, o.label, lost);
     if (!lost && lost_token.stop_requested()) {
       lost = true;
-      std::cerr << "sqllock: lock '" << printable(o.lock) << "' lost while the command was running\n";
+      std::cerr << "sqllock: " << o.label << " lost while the command was running\n";
     }
     return lost ? exit_lock_lost : exit_status_of(status);
   };
@@ -295,13 +323,14 @@ int cmd_run(args a) {
   switch (acquire(*lock_of_kind, body, signals, o, stop_signal, code)) {
     case acquire_outcome::not_obtained:
       if (!o.quiet)
-        std::cerr << "sqllock: lock '" << printable(o.lock) << "' is held elsewhere"
+        std::cerr << "sqllock: " << o.label
+                  << (o.more_locks.empty() ? " is held elsewhere" : ": at least one is held elsewhere")
                   << (o.wait ? "; gave up after waiting " + *wait : std::string()) << "\n";
       return o.conflict_code;
     case acquire_outcome::interrupted:
       if (!o.quiet)
-        std::cerr << "sqllock: " << signal_name(stop_signal) << " while waiting for lock '" << printable(o.lock)
-                  << "'; the command was not run\n";
+        std::cerr << "sqllock: " << signal_name(stop_signal) << " while waiting for " << o.label
+                  << "; the command was not run\n";
       return 128 + stop_signal;
     case acquire_outcome::ran:
       break;

@@ -7,23 +7,26 @@
 #include "format.hpp"
 #include "sqllock/advisory_lock.hpp"
 #include "sqllock/error.hpp"
+#include "sqllock/multi_lock.hpp"
 #include "sqllock/named_lock.hpp"
 #include "sqllock/row_lock.hpp"
+#include "sqllock/semaphore.hpp"
 #include "sqllock/table_lock.hpp"
 
 namespace sqllock::cli {
 
 namespace {
 
-// A lock held from try_lock() until release(): table_lock, advisory_lock, named_lock. They share
-// try_lock / lost_token / release / unlock, so one template serves all three.
+// A lock held from try_lock() until release(): table_lock, multi_lock, advisory_lock, named_lock.
+// They share try_lock / lost_token / release / unlock, so one template serves them all.
 template <class Lock>
 class held_run_lock final : public run_lock {
  public:
-  // `release_hint` tells the user what happens to the lock when releasing it fails.
+  // `label` names the lock in messages (run_lock_label); `release_hint` tells the user what
+  // happens to the lock when releasing it fails.
   template <class... Args>
-  held_run_lock(std::string name, const char* release_hint, Args&&... args)
-      : lock_(std::forward<Args>(args)...), name_(std::move(name)), release_hint_(release_hint) {}
+  held_run_lock(std::string label, const char* release_hint, Args&&... args)
+      : lock_(std::forward<Args>(args)...), label_(std::move(label)), release_hint_(release_hint) {}
 
   std::optional<int> try_run(const locked_body& body) override {
     if (!lock_.try_lock()) return std::nullopt;
@@ -46,7 +49,7 @@ class held_run_lock final : public run_lock {
       lock_.release();
     } catch (const error& e) {
       // The command finished under the lock; a failed release only delays the next holder.
-      std::cerr << "sqllock: releasing lock '" << printable(name_) << "' failed: " << e.what() << " (" << release_hint_
+      std::cerr << "sqllock: releasing " << label_ << " failed: " << e.what() << " (" << release_hint_
                 << ")\n";
     }
     return code;
@@ -54,8 +57,28 @@ class held_run_lock final : public run_lock {
 
  private:
   Lock lock_;
-  std::string name_;
+  std::string label_;
   const char* release_hint_;
+};
+
+// One permit of a semaphore, with the lock interface held_run_lock uses.
+class semaphore_permit {
+ public:
+  semaphore_permit(const database& db, const std::string& name, std::int64_t permits, semaphore_options o)
+      : sem_(db, name, permits, std::move(o)) {}
+  bool try_lock() {
+    auto p = sem_.try_acquire();
+    if (!p) return false;
+    permit_ = std::move(*p);
+    return true;
+  }
+  std::stop_token lost_token() const { return permit_.lost_token(); }
+  void release() { permit_.release(); }
+  void unlock() noexcept { permit_ = permit(); }  // the destructor's release reports its own errors
+
+ private:
+  semaphore sem_;
+  permit permit_;
 };
 
 // A row lock exists only while with_row_lock's function runs, so body runs inside it. There is no
@@ -100,33 +123,64 @@ void require_dialect(const database& db, dialect_kind needed, std::string_view k
 
 }  // namespace
 
+std::string run_lock_label(const run_lock_settings& s) {
+  if (s.more_names.empty()) return "lock '" + printable(s.name) + "'";
+  std::string out = "locks '" + printable(s.name) + "'";
+  for (std::size_t i = 0; i < s.more_names.size(); ++i)
+    out.append(i + 1 == s.more_names.size() ? " and '" : ", '").append(printable(s.more_names[i])).append("'");
+  return out;
+}
+
 run_kind parse_run_kind(std::string_view text) {
   if (text == "table") return run_kind::table;
   if (text == "row") return run_kind::row;
   if (text == "advisory") return run_kind::advisory;
   if (text == "named") return run_kind::named;
-  throw usage_error{"unknown --kind '" + std::string(text) + "': use table, row, advisory or named"};
+  if (text == "semaphore") return run_kind::semaphore;
+  throw usage_error{"unknown --kind '" + std::string(text) + "': use table, semaphore, row, advisory or named"};
 }
 
 std::unique_ptr<run_lock> make_run_lock(run_kind kind, const database& db, const run_lock_settings& s) {
+  if (!s.more_names.empty()) {
+    // Several --lock: one multi_lock, all or none. The other kinds have no such form.
+    if (kind != run_kind::table)
+      throw usage_error{"several --lock names need --kind table (a multi_lock of table locks); other kinds take one"};
+    multi_lock_options o;
+    o.ttl = s.ttl;
+    o.auto_renew = true;
+    o.on_lost = s.on_lost;
+    std::vector<std::string> names{s.name};
+    names.insert(names.end(), s.more_names.begin(), s.more_names.end());
+    return std::make_unique<held_run_lock<multi_lock>>(run_lock_label(s), "the leases expire on their own", db,
+                                                       std::move(names), o);
+  }
   switch (kind) {
     case run_kind::table: {
       table_lock_options o;
       o.ttl = s.ttl;
       o.auto_renew = true;
       o.on_lost = s.on_lost;
-      return std::make_unique<held_run_lock<table_lock>>(s.name, "the lease expires on its own", db, s.name, o);
+      return std::make_unique<held_run_lock<table_lock>>(run_lock_label(s), "the lease expires on its own", db, s.name,
+                                                         o);
+    }
+    case run_kind::semaphore: {
+      semaphore_options o;
+      o.ttl = s.ttl;
+      o.auto_renew = true;
+      o.on_lost = s.on_lost;
+      return std::make_unique<held_run_lock<semaphore_permit>>(run_lock_label(s), "the lease expires on its own", db,
+                                                               s.name, s.permits, o);
     }
     case run_kind::advisory:
       require_dialect(db, dialect_kind::postgresql, "advisory", "PostgreSQL",
                       "--kind named on MySQL/MariaDB, table on SQLite");
-      return std::make_unique<held_run_lock<advisory_lock>>(s.name, "the server frees it when the session ends", db,
-                                                            s.name, session_options(s));
+      return std::make_unique<held_run_lock<advisory_lock>>(
+          run_lock_label(s), "the server frees it when the session ends", db, s.name, session_options(s));
     case run_kind::named:
       require_dialect(db, dialect_kind::mysql, "named", "MySQL/MariaDB",
                       "--kind advisory on PostgreSQL, table on SQLite");
-      return std::make_unique<held_run_lock<named_lock>>(s.name, "the server frees it when the session ends", db,
-                                                         s.name, session_options(s));
+      return std::make_unique<held_run_lock<named_lock>>(
+          run_lock_label(s), "the server frees it when the session ends", db, s.name, session_options(s));
     case run_kind::row:
       if (!supports_row_locks(db))
         throw not_supported("--kind row needs PostgreSQL or MySQL/MariaDB; this database is " +

@@ -1,19 +1,22 @@
-// The lock kinds of `sqllock run` (--kind): one interface over table_lock, advisory_lock,
-// named_lock and row locks, so the waiting loop and the command's supervision exist once.
+// The lock kinds of `sqllock run` (--kind): one interface over table_lock (or multi_lock, for
+// several --lock), a semaphore's permit, advisory_lock, named_lock and row locks, so the waiting loop and the command's
+// supervision exist once.
 #pragma once
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sqllock/database.hpp"
 
 namespace sqllock::cli {
 
-enum class run_kind { table, row, advisory, named };
+enum class run_kind { table, row, advisory, named, semaphore };
 
 // The kind named `text`. Throws usage_error for an unknown name.
 run_kind parse_run_kind(std::string_view text);
@@ -34,12 +37,20 @@ class run_lock {
 
 struct run_lock_settings {
   std::string name;
-  std::chrono::milliseconds ttl;  // table locks only
+  // More names: the lock is a multi_lock of name and these (--kind table only), all or none.
+  std::vector<std::string> more_names;
+  std::chrono::milliseconds ttl;  // table locks and semaphore permits only
+  std::int64_t permits = 1;       // --kind semaphore: its number of permits
   std::function<void()> on_lost;  // must not block or throw; not called for row locks
 };
 
-// The lock of `kind` on `db`. Throws not_supported when db's dialect lacks that kind,
-// invalid_argument for a bad name.
+// How messages name the lock: "lock 'a'", or "locks 'a', 'b' and 'c'" for several names
+// (printable() applied).
+std::string run_lock_label(const run_lock_settings& settings);
+
+// The lock of `kind` on `db`: a multi_lock when settings.more_names is not empty. Throws
+// not_supported when db's dialect lacks that kind, usage_error for several names with a kind other
+// than table, invalid_argument for a bad name (or a name given twice).
 std::unique_ptr<run_lock> make_run_lock(run_kind kind, const database& db, const run_lock_settings& settings);
 
 }  // namespace sqllock::cli

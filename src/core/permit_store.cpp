@@ -1,0 +1,101 @@
+#include "core/permit_store.hpp"
+
+#include <random>
+#include <set>
+
+#include "common/identity.hpp"
+#include "core/field_value.hpp"
+
+namespace sqllock::detail {
+namespace {
+
+// How often an acquire picks again after the slot it picked was taken by a concurrent acquire.
+// Each retry reads the slots anew, so it ends as soon as all N are seen busy.
+constexpr int kPickAttempts = 4;
+
+}  // namespace
+
+result permit_store::run(const std::string& sql, std::span<const value> params) {
+  return run_lease_statement(conn_, sql_.kind, sql, params);
+}
+
+std::optional<permit_grant> permit_store::acquire(const permit_request& r) {
+  const std::int64_t pid = process_id();
+  const std::string host = host_name();
+  const std::string thread = current_thread_text();
+  for (int attempt = 0; attempt < kPickAttempts; ++attempt) {
+    if (!sql_.picks_slot_on_client) {
+      const value params[] = {r.resource, r.permits, r.owner, r.session, host, pid, thread,
+                              std::int64_t{r.lease.count()}, std::int64_t{r.auto_renew ? 1 : 0}};
+      result res;
+      try {
+        res = run(sql_.acquire, params);
+      } catch (const deadlock&) {
+        continue;  // rolled back whole: nothing taken
+      }
+      if (res.rows.empty()) return std::nullopt;  // every slot below N is busy
+      const auto& first = res.rows[0];
+      if (!first.at(1)) continue;  // the picked slot was taken meanwhile
+      return permit_grant{field_int64(first.at(0), "slot"), field_int64(first.at(1), "fence")};
+    }
+    // MySQL, SQLite: read the busy slots, pick a free one at random, take it (MySQL: read its fence
+    // back).
+    const value key[] = {r.resource};
+    std::set<std::int64_t> busy;
+    for (const auto& busy_row : run(sql_.busy_slots, key).rows) busy.insert(field_int64(busy_row.at(0), "slot"));
+    std::vector<std::int64_t> free;
+    for (std::int64_t s = 0; s < r.permits && free.size() < 64; ++s)
+      if (!busy.count(s)) free.push_back(s);
+    if (free.empty()) return std::nullopt;
+    thread_local std::minstd_rand pick(std::random_device{}());
+    const std::int64_t slot = free[std::uniform_int_distribution<std::size_t>(0, free.size() - 1)(pick)];
+    const value params[] = {r.resource, slot, r.owner, r.session, host, pid, thread,
+                            std::int64_t{r.lease.count()}, std::int64_t{r.auto_renew ? 1 : 0}, r.permits};
+    result res;
+    try {
+      res = run(sql_.acquire, params);
+    } catch (const deadlock&) {
+      continue;
+    }
+    if (sql_.acquire_readback.empty()) {
+      if (res.rows.empty()) continue;  // taken by a live permit meanwhile
+      return permit_grant{slot, field_int64(res.rows[0].at(0), "fence")};
+    }
+    if (res.affected == 0) continue;  // taken by a live permit meanwhile
+    const value back[] = {r.resource, slot, r.owner};
+    const auto got = run(sql_.acquire_readback, back);
+    if (got.rows.empty()) continue;  // expired and taken over in between
+    return permit_grant{slot, field_int64(got.rows[0].at(0), "fence")};
+  }
+  return std::nullopt;
+}
+
+std::optional<std::chrono::milliseconds> permit_store::lease_remaining(const std::string& resource,
+                                                                       std::int64_t permits) {
+  const value params[] = {resource, permits};
+  const auto res = run(sql_.lease_remaining, params);
+  if (res.rows.empty() || !res.rows[0].at(0)) return std::nullopt;
+  return std::chrono::milliseconds(field_int64(res.rows[0].at(0), "remaining lease"));
+}
+
+bool permit_store::release(const std::string& resource, const std::string& owner, std::int64_t fence) {
+  const value params[] = {resource, owner, fence, channel_};
+  const auto res = run(sql_.release, std::span(params, channel_.empty() ? 3 : 4));
+  return !res.rows.empty() || res.affected > 0;
+}
+
+std::vector<held_lease> permit_store::renew(const std::string& session, bool and_locks, const dialect_sql& lock_sql) {
+  const value params[] = {session};
+  if (and_locks && !sql_.renew_with_locks.empty())
+    return read_held_leases(run(sql_.renew_with_locks, params), lease_store::permit, true);
+  auto res = run(sql_.renew, params);
+  if (sql_.renew_reads_back) res = run(sql_.renew_readback, params);
+  auto out = read_held_leases(res, lease_store::permit);
+  if (and_locks) {
+    auto locks = table_store(conn_, lock_sql).renew(session);
+    out.insert(out.end(), std::make_move_iterator(locks.begin()), std::make_move_iterator(locks.end()));
+  }
+  return out;
+}
+
+}  // namespace sqllock::detail

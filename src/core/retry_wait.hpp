@@ -1,0 +1,38 @@
+// How every leased kind waits between attempts (table_lock, multi_lock, semaphore): capped, jittered
+// exponential backoff that never sleeps past the deadline, nor past the moment the current holder's
+// lease runs out; where releases are announced (PostgreSQL NOTIFY), a release of the resource
+// wakes the waiter at once. The ticket is taken before each attempt, so a release between the
+// attempt and the sleep is not missed.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.hpp"
+
+namespace sqllock::detail {
+
+class database_impl;
+
+struct retry_wait_steps {
+  // One attempt; true when it acquired.
+  std::function<bool()> attempt;
+  // How long until the holder (or the first of the holders) of the resource runs out of lease;
+  // nullopt when nobody holds it. Asked after a failed attempt.
+  std::function<std::optional<std::chrono::milliseconds>()> lease_remaining;
+};
+
+// Runs steps.attempt until it succeeds (true) or `deadline` passes (false); no deadline: until it
+// succeeds. Wakes on releases of `resource`. Throws what the steps throw.
+bool retry_until(database_impl& impl, const std::string& resource, std::optional<time_source::time_point> deadline,
+                 const retry_wait_steps& steps);
+
+// The same for an attempt on several resources at once (multi_lock): a release of any of them
+// wakes the waiter.
+bool retry_until(database_impl& impl, const std::vector<std::string>& resources,
+                 std::optional<time_source::time_point> deadline, const retry_wait_steps& steps);
+
+}  // namespace sqllock::detail
