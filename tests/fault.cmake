@@ -6,7 +6,8 @@
 add_executable(sqllock_fault
   fault/main.cpp fault/config.cpp fault/history.cpp fault/schema.cpp fault/spawn.cpp fault/servers.cpp
   fault/board.cpp fault/locker.cpp fault/rogue_locker.cpp fault/worker.cpp fault/victims.cpp fault/fleet.cpp
-  fault/nemesis.cpp fault/checker.cpp fault/controller.cpp)
+  fault/nemesis.cpp fault/checker.cpp fault/controller.cpp fault/semaphore_holder.cpp
+  fault/latch_log.cpp fault/latch_worker.cpp fault/latch_check.cpp fault/multi_worker.cpp fault/multi_check.cpp)
 target_include_directories(sqllock_fault PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(sqllock_fault PRIVATE sqllock_test_support sqllock_build_flags)
 target_compile_definitions(sqllock_fault PRIVATE SQLLOCK_SERVERS_SCRIPT="${PROJECT_SOURCE_DIR}/scripts/test-servers.sh"
@@ -36,6 +37,20 @@ sqllock_fault_test(advisory.postgresql --database postgresql --kind advisory)
 sqllock_fault_test(named.mariadb --database mariadb --kind named)
 sqllock_fault_test(row.postgresql --database postgresql --kind row)
 sqllock_fault_test(row.mariadb --database mariadb --kind row)
+# sqllock::semaphore, 2 permits per name: checked per (name, slot) and for over-commit per name.
+sqllock_fault_test(semaphore.postgresql --database postgresql --kind semaphore --permits 2)
+sqllock_fault_test(semaphore.mariadb --database mariadb --kind semaphore --permits 2)
+sqllock_fault_test(semaphore.sqlite --database sqlite --kind semaphore --permits 2)
+# sqllock::latch, armed again and again with 8 count-downs: never open before 8 distinct
+# participants counted, none counted twice (fault/latch_check.hpp).
+sqllock_fault_test(latch.postgresql --database postgresql --kind latch --latch-count 8)
+sqllock_fault_test(latch.mariadb --database mariadb --kind latch --latch-count 8)
+sqllock_fault_test(latch.sqlite --database sqlite --kind latch --latch-count 8)
+# sqllock::multi_lock, random sets of 3 of 6 names: the table checks per name, and never a set
+# granted in part (fault/multi_check.hpp).
+sqllock_fault_test(multi.postgresql --database postgresql --kind multi --names-per-set 3 --resources 6)
+sqllock_fault_test(multi.mariadb --database mariadb --kind multi --names-per-set 3 --resources 6)
+sqllock_fault_test(multi.sqlite --database sqlite --kind multi --names-per-set 3 --resources 6)
 
 # Negative controls: unsafe peers (tests/fault/rogue_locker.cpp) must be caught, in a
 # short run with the faults that expose them.
@@ -43,6 +58,19 @@ sqllock_fault_test(control.unsafe_release.postgresql --database postgresql --kin
   --resources 1 --control unsafe-release --faults pause-long,pause-xlong --fault-every-ms 2000 --restarts 0 --expect-violation foreign-delete)
 sqllock_fault_test(control.client_clock.postgresql --database postgresql --kind table --seconds 20
   --control client-clock --restarts 0 --expect-violation server-overlap)
+# One thread per process counts live permits, then inserts a row of its own slot (>= N): research
+# T1's semaphore, which the primary key cannot stop. server-overcommit must see N + 1 live permits.
+sqllock_fault_test(control.count_then_insert.postgresql --database postgresql --kind semaphore --permits 2
+  --seconds 20 --control count-then-insert --restarts 0 --expect-violation server-overcommit)
+# One thread per process counts down the naive way (arrival row if missing, then a separate
+# decrement) and sends both again after an error or a reply it takes as lost: one participant
+# counted twice, so the latch opens one arrival short.
+sqllock_fault_test(control.rogue_count_down.postgresql --database postgresql --kind latch --latch-count 8
+  --seconds 20 --control rogue-count-down --restarts 0 --expect-violation double-count --expect-violation early-open)
+# One thread per process takes its set name by name (autocommit table_locks, unsorted, no wait)
+# and releases what it took when a later name is refused: partial-grant must see those attempts.
+sqllock_fault_test(control.sequential_multi.postgresql --database postgresql --kind multi --names-per-set 3
+  --resources 6 --seconds 20 --control sequential-multi --restarts 0 --expect-violation partial-grant)
 
 # High-availability setups (scripts/ha-servers.sh; fault/servers.hpp), each a private cluster
 # started for the run (20-50 s more than a standalone server). pg_auto_failover: the primary's

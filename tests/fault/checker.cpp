@@ -1,5 +1,8 @@
 #include "fault/checker.hpp"
 
+#include "fault/latch_check.hpp"
+#include "fault/multi_check.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -104,18 +107,23 @@ class checker {
                           "liveness", "row-atomicity"})
       r_.violations[v] = 0;
     if (ha_) r_.violations["fence-causal"] = 0;
+    if (semaphore_)
+      for (const char* v : {"server-overcommit", "slot-fence-order"}) r_.violations[v] = 0;
     if (failover_)
       for (const char* v : {"failover-liveness", "failover-lost-signal"}) r_.violations[v] = 0;
   }
 
   report run() {
     volume();
-    if (ev_.cfg.kind == lock_kind::table) {
+    if (leased(ev_.cfg.kind)) {  // table locks; semaphores per (name, slot)
       server_grants();
       client_fences();
       stale_writes();
       if (ha_) fence_causal();
     }
+    if (semaphore_) server_overcommit();
+    if (ev_.cfg.kind == lock_kind::latch) check_latch(ev_, r_);
+    if (ev_.cfg.kind == lock_kind::multi) check_multi(ev_, r_);
     counters();
     client_overlaps();
     lost_signals();
@@ -193,7 +201,7 @@ class checker {
                                         " us before the previous grant ended");
       }
       if (g.fence <= prev_fence)
-        violation("fence-order", res + " fence " + std::to_string(g.fence) + " granted after fence " +
+        violation(semaphore_ ? "slot-fence-order" : "fence-order", res + " fence " + std::to_string(g.fence) + " granted after fence " +
                                      std::to_string(prev_fence));
       if (g.deleted_us)
         deleted.emplace_back(g.expires_us, *g.deleted_us);
@@ -224,6 +232,34 @@ class checker {
     }
     metric("server-grants", static_cast<std::int64_t>(ev_.grants.size()));
     metric("server-overlap-max-us", max_overlap_us);
+  }
+
+  // Semaphores: never more than N live permits of a name by the server's log. A permit is live
+  // from when its grant was logged (the row written: after any wait of the acquire, so after the
+  // DELETE of the slot's previous permit) until its DELETE was logged or its lease ran out,
+  // whichever came first; at equal times an end comes before a start. Each grant that makes a
+  // name's live permits exceed N counts once.
+  void server_overcommit() {
+    std::map<std::string, std::vector<std::pair<std::int64_t, int>>> edges;  // name -> (µs, +1 | -1)
+    for (const auto& g : ev_.grants) {
+      const std::int64_t end = g.deleted_us ? std::min(g.expires_us, *g.deleted_us) : g.expires_us;
+      if (end <= g.logged_us) continue;  // over before it was written: live at no instant
+      edges[g.name].emplace_back(g.logged_us, 1);
+      edges[g.name].emplace_back(end, -1);
+    }
+    std::int64_t most = 0;
+    for (auto& [name, es] : edges) {
+      std::sort(es.begin(), es.end());
+      std::int64_t live = 0;
+      for (const auto& [at, delta] : es) {
+        live += delta;
+        most = std::max(most, live);
+        if (delta > 0 && live > ev_.cfg.permits)
+          violation("server-overcommit", name + ": " + std::to_string(live) + " live permits of " +
+                                             std::to_string(ev_.cfg.permits) + " at " + std::to_string(at) + " us");
+      }
+    }
+    metric("server-permits-max-live", most);
   }
 
   // Whether `h`'s holder had been told it lost the hold before `at` (the row's DELETE, on the
@@ -312,7 +348,7 @@ class checker {
   // frees the lock while the resumed holder is still in its section. That is the contract working
   // (the loss was reported: the lost signal fired), not a violation; without the signal it is one.
   std::string explanation(const hold_rec& stale) const {
-    const bool lease = ev_.cfg.kind == lock_kind::table;
+    const bool lease = leased(ev_.cfg.kind);
     const bool signalled = ev_.cfg.kind == lock_kind::advisory || ev_.cfg.kind == lock_kind::named;
     const bool one_writer = ev_.cfg.dialect == dialect_kind::sqlite;
     for (const auto& f : ev_.faults) {
@@ -518,6 +554,7 @@ class checker {
   const run_evidence& ev_;
   const bool ha_ = ev_.cfg.setup != setup_kind::standalone;
   const bool failover_ = ev_.cfg.setup == setup_kind::pgaf;
+  const bool semaphore_ = ev_.cfg.kind == lock_kind::semaphore;
   std::vector<hold_rec> holds_;
   report r_;
 };

@@ -25,6 +25,13 @@
 //   liveness            a resource not acquirable within the bound after the last fault (counted
 //                       from when every worker was dead and reaped)
 //   row-atomicity       row locks: the in-transaction unfenced counter lost an update
+// Semaphore runs (--kind semaphore, N = --permits) key every check above by (name, slot) —
+// "r0/1", the slot the permit held — where it keeps its meaning (server-overlap: no two grants of
+// one slot overlap; fenced writes per slot), and report (only there):
+//   server-overcommit   more than N permits of a name live at once by the server's permit log
+//                       (from the grant's logged_at to its DELETE or expiry)
+//   slot-fence-order    fences per (name, slot) not strictly increasing in grant order (the
+//                       semaphore's fence-order, which stays 0 there)
 // Only on the HA setups (fence-causal: pgaf and galera; the failover checks: pgaf), so standalone
 // reports keep their lines:
 //   fence-causal        table: a hold's acquire began after another hold of the resource had
@@ -37,6 +44,11 @@
 //                       told (lost signal, or a release that did not succeed) within the bound:
 //                       L + 1 s for table locks (the lease runs out), keepalive + 1 s for
 //                       session locks (the session died with the node)
+// Multi runs (--kind multi) are checked per name like table runs (their rows are table_lock rows)
+// and report (only there) partial-grant: a multi-lock's set granted only in part
+// (fault/multi_check.hpp).
+// Latch runs (--kind latch) hold no lock: the checks above find nothing to check there; their
+// own checks (early-open, double-count, uncounted-arrival) are described in fault/latch_check.hpp.
 // A refusal run (--expect-refusal, check_refusal) has one verdict:
 //   refusal-missing     a worker process of which some thread's first lock call did not throw
 //                       not_supported
@@ -52,6 +64,7 @@
 #include "fault/config.hpp"
 #include "fault/fleet.hpp"
 #include "fault/history.hpp"
+#include "fault/latch_log.hpp"
 #include "fault/nemesis.hpp"
 #include "fault/schema.hpp"
 
@@ -67,8 +80,9 @@ struct run_evidence {
   std::vector<event> events;          // every worker's history
   std::vector<worker_proc> workers;   // with kill times
   std::vector<fault_event> faults;
-  std::vector<grant_row> grants;      // table locks only
+  std::vector<grant_row> grants;      // table locks; semaphore permits (per slot_key)
   std::vector<data_row> data;
+  std::vector<latch_log_row> latch_log;  // latch runs: the server's latch log (fault/latch_check.hpp)
   std::vector<liveness_result> liveness;
   std::int64_t liveness_bound_ms = 0;
   std::int64_t lost_signal_bound_ms = 0;  // a killed session's holder must learn within this

@@ -10,6 +10,9 @@ std::string to_string(lock_kind k) {
     case lock_kind::advisory: return "advisory";
     case lock_kind::named: return "named";
     case lock_kind::row: return "row";
+    case lock_kind::semaphore: return "semaphore";
+    case lock_kind::latch: return "latch";
+    case lock_kind::multi: return "multi";
   }
   return "?";
 }
@@ -19,6 +22,9 @@ std::string to_string(control c) {
     case control::none: return "none";
     case control::unsafe_release: return "unsafe-release";
     case control::client_clock: return "client-clock";
+    case control::count_then_insert: return "count-then-insert";
+    case control::rogue_count_down: return "rogue-count-down";
+    case control::sequential_multi: return "sequential-multi";
   }
   return "?";
 }
@@ -33,15 +39,18 @@ std::string to_string(setup_kind s) {
 }
 
 lock_kind parse_lock_kind(const std::string& s) {
-  for (auto k : {lock_kind::table, lock_kind::advisory, lock_kind::named, lock_kind::row})
+  for (auto k : {lock_kind::table, lock_kind::advisory, lock_kind::named, lock_kind::row, lock_kind::semaphore,
+                 lock_kind::latch, lock_kind::multi})
     if (to_string(k) == s) return k;
-  throw std::invalid_argument("unknown lock kind '" + s + "' (table, advisory, named, row)");
+  throw std::invalid_argument("unknown lock kind '" + s + "' (table, advisory, named, row, semaphore, latch, multi)");
 }
 
 control parse_control(const std::string& s) {
-  for (auto c : {control::none, control::unsafe_release, control::client_clock})
+  for (auto c : {control::none, control::unsafe_release, control::client_clock, control::count_then_insert,
+                 control::rogue_count_down, control::sequential_multi})
     if (to_string(c) == s) return c;
-  throw std::invalid_argument("unknown control '" + s + "' (none, unsafe-release, client-clock)");
+  throw std::invalid_argument("unknown control '" + s +
+                              "' (none, unsafe-release, client-clock, count-then-insert, rogue-count-down, sequential-multi)");
 }
 
 setup_kind parse_setup(const std::string& s) {

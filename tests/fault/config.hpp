@@ -11,7 +11,14 @@
 namespace sqllock::fault {
 
 // The lock under test.
-enum class lock_kind { table, advisory, named, row };
+// semaphore: sqllock::semaphore with run_config::permits permits per resource name; its
+// sections are keyed by (name, slot) ("r0/1"), the slot that the permit holds.
+// latch: sqllock::latch, one per resource name, armed with run_config::latch_count count-downs
+// again and again (generations); checked by fault/latch_check.hpp, not as a lock.
+// multi: sqllock::multi_lock over run_config::names_per_set of the run's names at a time
+// (fault/multi_worker.hpp); its rows are table_lock rows, checked per name like the table kind's
+// and for sets granted in part (fault/multi_check.hpp).
+enum class lock_kind { table, advisory, named, row, semaphore, latch, multi };
 
 // A deliberately unsafe peer that the checkers must catch (negative controls). Implemented only
 // here, as raw SQL a careless client could send; the library has no such mode.
@@ -21,6 +28,17 @@ enum class control {
   unsafe_release,
   // Takes a lease over when its own clock, 5 leases fast, says the lease ran out.
   client_clock,
+  // A semaphore that counts: SELECT COUNT(*) of the name's live permits, then (a separate
+  // statement, after a short random sleep) an INSERT with a fresh slot number >= N when the
+  // count was below N — so the primary key never stops it (research T1). PostgreSQL only.
+  count_then_insert,
+  // A latch count-down that inserts its arrival row (if missing) and then decrements the count
+  // in a separate statement, and retries both after an error or a reply it takes as lost — so
+  // one participant is counted twice (fault/latch_worker.hpp). PostgreSQL only.
+  rogue_count_down,
+  // A multi-lock taken name by name (one autocommit table_lock each, unsorted, no waiting) that
+  // releases the names it took when a later one is refused (fault/multi_worker.hpp).
+  sequential_multi,
 };
 
 // The servers a run starts (scripts/test-servers.sh, scripts/ha-servers.sh): one standalone
@@ -38,6 +56,9 @@ struct run_config {
   int processes = 4;   // N worker processes …
   int threads = 4;     // … × M threads each
   int resources = 4;   // K contended resources
+  int permits = 2;     // N: the semaphore kind's permits per resource
+  int latch_count = 8;  // N: the latch kind's count-downs per generation
+  int names_per_set = 3;  // K: the multi kind's names per multi_lock
   std::chrono::milliseconds lease{2000};      // L: table_lock ttl
   std::chrono::milliseconds keepalive{500};   // session locks' keepalive
   std::chrono::milliseconds fault_every{3000};  // a fault starts this often
@@ -60,6 +81,9 @@ lock_kind parse_lock_kind(const std::string& s);
 control parse_control(const std::string& s);
 setup_kind parse_setup(const std::string& s);
 dialect_kind parse_dialect(const std::string& s);
+
+// The lock kinds held by a lease (ttl) that the reaper ends: table, semaphore and multi.
+inline bool leased(lock_kind k) { return k == lock_kind::table || k == lock_kind::semaphore || k == lock_kind::multi; }
 
 // The reaper period the controller uses: L / 2.
 inline std::chrono::milliseconds reaper_period(const run_config& c) { return c.lease / 2; }

@@ -12,6 +12,8 @@
 #include "fault/board.hpp"
 #include "fault/fleet.hpp"
 #include "fault/history.hpp"
+#include "fault/latch_log.hpp"
+#include "fault/latch_worker.hpp"
 #include "fault/nemesis.hpp"
 #include "fault/schema.hpp"
 #include "fault/servers.hpp"
@@ -20,6 +22,7 @@
 #include "sqllock/named_lock.hpp"
 #include "sqllock/reaper.hpp"
 #include "sqllock/row_lock.hpp"
+#include "sqllock/semaphore.hpp"
 #include "sqllock/table_lock.hpp"
 #include "support/time_scale.hpp"
 
@@ -51,7 +54,8 @@ std::int64_t time_to_acquire(const run_config& cfg, const std::string& uri, int 
       const std::string name = resource_name(i);
       bool got = false;
       switch (cfg.kind) {
-        case lock_kind::table: {
+        case lock_kind::table:
+        case lock_kind::multi: {  // a multi_lock's names are table_lock rows: each must be free again
           table_lock_options o;
           o.ttl = cfg.lease;
           table_lock l(db, name, o);
@@ -71,6 +75,16 @@ std::int64_t time_to_acquire(const run_config& cfg, const std::string& uri, int 
         case lock_kind::row:
           got = try_with_row_lock_for(db, name, left, [](row_lock_tx&) {});
           break;
+        case lock_kind::semaphore: {
+          semaphore_options o;
+          o.ttl = cfg.lease;
+          semaphore s(db, name, cfg.permits, o);
+          got = s.try_acquire_for(left).has_value();
+          break;
+        }
+        case lock_kind::latch:  // not a lock: whether it can still be armed, counted down and opened
+          got = latch_opens(db, name, cfg.latch_count);
+          break;
       }
       if (got) return waited();
     } catch (const error&) {
@@ -87,10 +101,18 @@ void dump_evidence(const std::filesystem::path& dir, const run_evidence& ev) {
   for (const auto& f : ev.faults)
     faults << f.kind << ' ' << f.pid << ' ' << f.start << ' ' << f.end << ' ' << f.session << ' ' << f.found_at << '\n';
   std::ofstream(dir / "clock.txt") << "realtime_minus_mono_ns " << ev.realtime_minus_mono_ns << '\n';
+  // Semaphore runs: resource is "<name>/<slot>" (the permits table's log).
   std::ofstream grants(dir / "grants.txt");
   for (const auto& g : ev.grants)
     grants << g.resource << ' ' << g.fence << ' ' << g.owner << ' ' << g.granted_us << ' ' << g.expires_us << ' '
            << g.taken_over_us.value_or(0) << ' ' << g.deleted_us.value_or(0) << ' ' << g.logged_us << '\n';
+  if (ev.cfg.kind == lock_kind::latch) {  // id event resource generation participant old new initial logged_us
+    std::ofstream log(dir / "latch_log.txt");
+    for (const auto& l : ev.latch_log)
+      log << l.id << ' ' << l.event << ' ' << l.resource << ' ' << l.generation << ' '
+          << (l.participant.empty() ? "-" : l.participant) << ' ' << l.old_count << ' ' << l.new_count << ' ' << l.initial
+          << ' ' << l.logged_us << '\n';
+  }
 }
 
 // CLOCK_REALTIME − CLOCK_MONOTONIC in nanoseconds, now.
@@ -111,7 +133,11 @@ std::string flag_value(const run_config& cfg) {
   }
   s << "database=" << sqllock::to_string(cfg.dialect) << " kind=" << kinds << " control=" << to_string(cfg.ctl)
     << " seconds=" << cfg.duration.count() << " processes=" << cfg.processes << " threads=" << cfg.threads
-    << " resources=" << cfg.resources << " lease_ms=" << cfg.lease.count() << " keepalive_ms=" << cfg.keepalive.count()
+    << " resources=" << cfg.resources;
+  if (cfg.kind == lock_kind::semaphore) s << " permits=" << cfg.permits;
+  if (cfg.kind == lock_kind::latch) s << " latch_count=" << cfg.latch_count;
+  if (cfg.kind == lock_kind::multi) s << " names_per_set=" << cfg.names_per_set;
+  s << " lease_ms=" << cfg.lease.count() << " keepalive_ms=" << cfg.keepalive.count()
     << " fault_every_ms=" << cfg.fault_every.count() << " restarts=" << cfg.restarts;
   if (cfg.setup != setup_kind::standalone) s << " setup=" << to_string(cfg.setup);
   if (!cfg.lock_uri_params.empty()) s << " uri_params=" << cfg.lock_uri_params;
@@ -143,7 +169,10 @@ fleet::argv_fn worker_command(const controller_args& a, const run_config& cfg, c
                                     with_params(servers ? servers->worker_uri(slot) : uri, cfg.lock_uri_params),
                                     "--database", std::string(to_string(cfg.dialect)), "--kind", to_string(cfg.kind),
                                     "--control", to_string(cfg.ctl), "--threads", std::to_string(cfg.threads),
-                                    "--resources", std::to_string(cfg.resources), "--lease-ms",
+                                    "--resources", std::to_string(cfg.resources), "--permits",
+                                    std::to_string(cfg.permits), "--latch-count", std::to_string(cfg.latch_count),
+                                    "--names-per-set", std::to_string(cfg.names_per_set),
+                                    "--lease-ms",
                                     std::to_string(cfg.lease.count()), "--keepalive-ms", std::to_string(cfg.keepalive.count()),
                                     "--history", history.string(), "--board", (a.dir / "board").string(), "--slot",
                                     std::to_string(slot), "--until-ns",
@@ -189,7 +218,8 @@ report run_controller(const controller_args& a) {
   const std::string lock_uri = with_params(uri, cfg.lock_uri_params);  // the liveness probes'
   {
     const database admin = connect(uri);
-    create_schema(admin, cfg.resources);
+    create_schema(admin, cfg.resources, cfg.kind == lock_kind::semaphore ? cfg.permits : 0);
+    if (cfg.kind == lock_kind::latch) create_latch_log(admin);
   }
   board holders(a.dir / "board", true);
   if (cfg.expect_refusal) return refusal_run(a, servers.get(), uri);
@@ -200,7 +230,7 @@ report run_controller(const controller_args& a) {
 
   // The reaper runs every L/2 through the whole run, as an operator's daemon would.
   std::jthread reaper;
-  if (cfg.kind == lock_kind::table) {
+  if (leased(cfg.kind)) {
     reaper = std::jthread([&](std::stop_token stop) {
       std::optional<database> db;
       while (!stop.stop_requested()) {
@@ -233,12 +263,12 @@ report run_controller(const controller_args& a) {
   workers.kill_all();
   const std::int64_t all_dead = mono_ns();
   const auto slack = test::scaled(std::chrono::seconds(1));
-  const auto bound = cfg.kind == lock_kind::table ? cfg.lease + reaper_period(cfg) + slack : cfg.keepalive + slack;
+  const auto bound = leased(cfg.kind) ? cfg.lease + reaper_period(cfg) + slack : cfg.keepalive + slack;
   run_evidence ev;
   ev.cfg = cfg;
   ev.liveness_bound_ms = bound.count();
   ev.lost_signal_bound_ms = (cfg.keepalive + slack).count();
-  ev.failover_signal_bound_ms = cfg.kind == lock_kind::table ? (cfg.lease + slack).count() : ev.lost_signal_bound_ms;
+  ev.failover_signal_bound_ms = leased(cfg.kind) ? (cfg.lease + slack).count() : ev.lost_signal_bound_ms;
   ev.failover_slack_ms = (cfg.lease + slack).count();
   // The smaller sample maps database times later onto the histories' clock: lenient if the clock
   // was slewed meanwhile (checker.cpp's foreign-delete test).
@@ -260,7 +290,9 @@ report run_controller(const controller_args& a) {
   ev.faults = nem.log();
   {
     const database admin = connect(uri);
-    if (cfg.kind == lock_kind::table) ev.grants = read_grants(admin);
+    if (cfg.kind == lock_kind::table || cfg.kind == lock_kind::multi) ev.grants = read_grants(admin);
+    if (cfg.kind == lock_kind::semaphore) ev.grants = read_permit_grants(admin);
+    if (cfg.kind == lock_kind::latch) ev.latch_log = read_latch_log(admin);
     ev.data = read_data(admin);
   }
   dump_evidence(a.dir, ev);

@@ -4,6 +4,7 @@
 
 #include "fault/rogue_locker.hpp"
 #include "fault/schema.hpp"
+#include "fault/semaphore_holder.hpp"
 
 namespace sqllock::fault {
 namespace {
@@ -15,12 +16,16 @@ test::lock_kind adapter_kind(lock_kind k) {
     case lock_kind::advisory: return test::lock_kind_named("advisory_lock");
     case lock_kind::named: return test::lock_kind_named("named_lock");
     case lock_kind::row: return test::lock_kind_named("row_lock");
+    case lock_kind::semaphore: break;  // fault/semaphore_holder.hpp
+    case lock_kind::latch: break;      // no lock: fault/latch_worker.hpp
+    case lock_kind::multi: break;      // no single lock: fault/multi_worker.hpp
   }
   throw std::invalid_argument("unknown lock kind");
 }
 
 // One holder of `kind` per resource; unlock errors are left to the release outcomes.
 std::vector<std::unique_ptr<test::lock_holder>> holders(const run_config& cfg, const database& db, lock_kind kind) {
+  if (kind == lock_kind::semaphore) return semaphore_holders(cfg, db);
   const test::lock_kind k = adapter_kind(kind);
   test::lock_settings s;
   s.keepalive = cfg.keepalive;
@@ -41,6 +46,12 @@ std::unique_ptr<locker> make_locker(const run_config& cfg, const database& db, i
       // One rogue thread per process among sqllock's own lockers.
       if (thread_index == 0) return std::make_unique<locker>(client_clock_holders(cfg, db));
       break;
+    case control::count_then_insert:
+      // One counting thread per process among sqllock's own semaphore holders.
+      if (thread_index == 0) return std::make_unique<locker>(count_then_insert_holders(cfg, db));
+      break;
+    case control::rogue_count_down:  // a latch run: no lockers (fault/latch_worker.hpp)
+    case control::sequential_multi:  // a multi run: no lockers (fault/multi_worker.hpp)
     case control::none:
       break;
   }

@@ -1,8 +1,9 @@
 // sqllock_fault: the Jepsen-style fault harness (docs/reliability.md).
 //
-//   sqllock_fault --database postgresql|mariadb|sqlite --kind table|advisory|named|row[,…]
+//   sqllock_fault --database postgresql|mariadb|sqlite --kind table|advisory|named|row|semaphore|latch|multi[,…]
 //                 [--setup standalone|pgaf|galera] [--seconds N] [--long]
-//                 [--control none|unsafe-release|client-clock]
+//                 [--control none|unsafe-release|client-clock|count-then-insert|rogue-count-down|sequential-multi]
+//                 [--permits N] [--latch-count N] [--names-per-set K]
 //                 [--expect-violation NAME]… [--expect-refusal] [--processes N] [--threads M]
 //                 [--resources K] [--lease-ms L] [--keepalive-ms K] [--fault-every-ms F]
 //                 [--restarts R] [--faults crash,pause-short,pause-long,pause-xlong,session-kill]
@@ -103,7 +104,11 @@ run_config config_of(const options& o) {
   c.duration = std::chrono::seconds(number(o, "seconds", default_seconds));
   c.processes = static_cast<int>(number(o, "processes", o.long_mode ? 4 : 3));
   c.threads = static_cast<int>(number(o, "threads", o.long_mode ? 6 : 4));
-  c.resources = static_cast<int>(number(o, "resources", o.long_mode ? 4 : 3));
+  // Multi-lock sets of K names need more names than K to leave room for disjoint sets.
+  c.resources = static_cast<int>(number(o, "resources", c.kind == lock_kind::multi ? 6 : o.long_mode ? 4 : 3));
+  c.names_per_set = static_cast<int>(number(o, "names-per-set", 3));
+  c.permits = static_cast<int>(number(o, "permits", 2));
+  c.latch_count = static_cast<int>(number(o, "latch-count", 8));
   c.lease = std::chrono::milliseconds(number(o, "lease-ms", 2000));
   c.keepalive = std::chrono::milliseconds(number(o, "keepalive-ms", 500));
   c.fault_every = std::chrono::milliseconds(number(o, "fault-every-ms", o.long_mode ? 2000 : 3000));
@@ -116,11 +121,24 @@ run_config config_of(const options& o) {
       throw std::invalid_argument("unknown fault '" + f + "'");
   if (c.processes < 1 || c.processes > 64 || c.threads < 1 || c.resources < 1 || c.duration.count() < 5)
     throw std::invalid_argument("need 1-64 processes, threads >= 1, resources >= 1, seconds >= 5");
-  if (c.kind == sqllock::fault::lock_kind::table && c.dialect == sqllock::dialect_kind::sqlite) c.restarts = 0;
+  if (c.permits < 1 || c.permits > 100) throw std::invalid_argument("need 1-100 permits");
+  if (c.latch_count < 1 || c.latch_count > 1000) throw std::invalid_argument("need a latch count of 1-1000");
+  if (c.kind == lock_kind::multi && (c.names_per_set < 1 || c.names_per_set > c.resources || c.names_per_set > 64))
+    throw std::invalid_argument("need 1-64 names per set, at most --resources");
+  if ((c.kind == lock_kind::table || c.kind == lock_kind::semaphore || c.kind == lock_kind::latch ||
+       c.kind == lock_kind::multi) &&
+      c.dialect == sqllock::dialect_kind::sqlite)
+    c.restarts = 0;
   if (c.ctl == control::client_clock && (c.dialect != sqllock::dialect_kind::postgresql || c.kind != lock_kind::table))
     throw std::invalid_argument("--control client-clock needs --database postgresql --kind table");
   if (c.ctl == control::unsafe_release && c.kind != lock_kind::table)
     throw std::invalid_argument("--control unsafe-release needs --kind table");
+  if (c.ctl == control::count_then_insert && (c.dialect != sqllock::dialect_kind::postgresql || c.kind != lock_kind::semaphore))
+    throw std::invalid_argument("--control count-then-insert needs --database postgresql --kind semaphore");
+  if (c.ctl == control::rogue_count_down && (c.dialect != sqllock::dialect_kind::postgresql || c.kind != lock_kind::latch))
+    throw std::invalid_argument("--control rogue-count-down needs --database postgresql --kind latch");
+  if (c.ctl == control::sequential_multi && c.kind != lock_kind::multi)
+    throw std::invalid_argument("--control sequential-multi needs --kind multi");
   const bool pg = c.dialect == sqllock::dialect_kind::postgresql, my = c.dialect == sqllock::dialect_kind::mysql;
   if ((c.setup == setup_kind::pgaf && !pg) || (c.setup == setup_kind::galera && !my))
     throw std::invalid_argument("--setup pgaf needs --database postgresql, --setup galera --database mariadb");

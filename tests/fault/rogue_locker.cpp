@@ -2,10 +2,13 @@
 
 #include <unistd.h>
 
+#include <random>
 #include <thread>
+#include <utility>
 
 #include "fault/history.hpp"
 #include "fault/schema.hpp"
+#include "fault/semaphore_holder.hpp"
 #include "sqllock/error.hpp"
 #include "support/fresh_database.hpp"
 
@@ -31,6 +34,20 @@ constexpr const char* kTakeOver =
     " WHERE resource = $1 AND fence = CAST($5 AS bigint) RETURNING fence";
 constexpr const char* kRelease =
     "DELETE FROM distributed_lock WHERE resource = $1 AND owner_token = $2 AND fence = CAST($3 AS bigint)";
+
+// The count-then-insert peer's statements: live permits of a name; its own permit row (the
+// columns sqllock's acquire writes, a fresh fence); its release by owner and fence.
+constexpr const char* kCountPermits =
+    "SELECT COUNT(*) FROM distributed_lock_permits WHERE resource = $1 AND expires_at > clock_timestamp()";
+constexpr const char* kInsertPermit =
+    "INSERT INTO distributed_lock_permits (resource, slot, permits, owner_token, holder_session, fence, holder_host,"
+    " holder_pid, holder_thread, lease_ms, auto_renew, acquired_at, renewed_at, expires_at)"
+    " SELECT $1, CAST($2 AS integer), CAST($2 AS integer) + 1, $3, $3, nextval('distributed_lock_fence_seq'), 'rogue',"
+    " CAST($4 AS bigint), 'rogue', CAST($5 AS bigint), false, t.now, t.now,"
+    " t.now + CAST($5 AS bigint) * interval '1 millisecond'"
+    " FROM (SELECT clock_timestamp() AS now) AS t RETURNING fence";
+constexpr const char* kReleasePermit =
+    "DELETE FROM distributed_lock_permits WHERE resource = $1 AND owner_token = $2 AND fence = CAST($3 AS bigint)";
 
 std::int64_t wall_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -114,6 +131,55 @@ class client_clock_holder : public test::lock_holder {
   std::string token_;
 };
 
+class count_then_insert_holder : public test::lock_holder {
+ public:
+  count_then_insert_holder(const run_config& cfg, const database& db, std::string res)
+      : db_(db), res_(std::move(res)), permits_(cfg.permits), lease_ms_(cfg.lease.count()),
+        rng_(std::random_device{}() ^ static_cast<std::uint64_t>(::getpid())) {}
+
+  std::optional<test::release_result> hold(std::chrono::milliseconds timeout, const test::hold_hooks& hooks) override {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::optional<std::pair<std::int64_t, std::int64_t>> got;  // (slot, fence)
+    while (!got && std::chrono::steady_clock::now() < deadline) {
+      got = try_take();
+      if (!got) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (!got) return std::nullopt;
+    slot_section s(db_, got->second, got->first);
+    hooks.body(s);
+    hooks.before_release();
+    try {
+      const auto r = sql(db_, kReleasePermit, {res_, token_, got->second});
+      return r.affected > 0 ? test::release_result::ok : test::release_result::not_held;
+    } catch (const error&) {
+      return test::release_result::error;
+    }
+  }
+
+ private:
+  // One attempt: count, wait 0–5 ms, insert when the count was below N.
+  std::optional<std::pair<std::int64_t, std::int64_t>> try_take() {
+    const auto counted = sql(db_, kCountPermits, {res_});
+    const std::int64_t live = std::stoll(counted.rows.at(0).at(0).value_or("0"));
+    if (live >= permits_) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(0, 5000)(rng_)));
+    // A slot no sqllock permit uses, unique with high probability (a clash only fails the insert).
+    const std::int64_t slot = permits_ + std::uniform_int_distribution<std::int64_t>(0, 999'999)(rng_);
+    token_ = "rogue-" + std::to_string(::getpid()) + "-" + std::to_string(++attempts_);
+    const auto r = sql(db_, kInsertPermit, {res_, slot, token_, static_cast<std::int64_t>(::getpid()), lease_ms_});
+    if (r.rows.empty() || !r.rows[0][0]) return std::nullopt;
+    const std::int64_t fence = std::stoll(*r.rows[0][0]);
+    return std::pair{slot, fence};
+  }
+
+  const database& db_;
+  std::string res_;
+  std::int64_t permits_, lease_ms_;
+  std::mt19937_64 rng_;
+  std::string token_;  // this attempt's owner token
+  std::int64_t attempts_ = 0;
+};
+
 }  // namespace
 
 std::vector<std::unique_ptr<test::lock_holder>> unsafe_release_holders(
@@ -127,6 +193,16 @@ std::vector<std::unique_ptr<test::lock_holder>> unsafe_release_holders(
 std::vector<std::unique_ptr<test::lock_holder>> client_clock_holders(const run_config& cfg, const database& db) {
   std::vector<std::unique_ptr<test::lock_holder>> out;
   for (int i = 0; i < cfg.resources; ++i) out.push_back(std::make_unique<client_clock_holder>(cfg, db, resource_name(i)));
+  return out;
+}
+
+}  // namespace sqllock::fault
+
+namespace sqllock::fault {
+
+std::vector<std::unique_ptr<test::lock_holder>> count_then_insert_holders(const run_config& cfg, const database& db) {
+  std::vector<std::unique_ptr<test::lock_holder>> out;
+  for (int i = 0; i < cfg.resources; ++i) out.push_back(std::make_unique<count_then_insert_holder>(cfg, db, resource_name(i)));
   return out;
 }
 

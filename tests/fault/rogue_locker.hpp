@@ -10,6 +10,13 @@
 // skewed clock — and then takes the row over with raw SQL (a compare-and-set on the fence it
 // read). sqllock's lockers around it are unchanged; the checkers must see the overlapping grants.
 // PostgreSQL only (it draws fences from sqllock's sequence).
+//
+// "Count then insert" (count_then_insert_holders): a semaphore that counts the name's live
+// permits with a plain SELECT COUNT(*) and, when fewer than N, inserts its own permit row in a
+// separate statement — after a short random sleep that widens the window between the two. Its
+// rows take a fresh slot number >= N (the CHECK's `permits` set above it), so the primary key
+// never stops it: exactly the counting bug of research T1. sqllock's semaphore holders around it
+// are unchanged; server-overcommit must see more than N live permits of a name. PostgreSQL only.
 #pragma once
 
 #include <memory>
@@ -27,5 +34,9 @@ std::vector<std::unique_ptr<test::lock_holder>> unsafe_release_holders(
 
 // One client-clock peer per resource (holders[i] of resource_name(i)), over `db`.
 std::vector<std::unique_ptr<test::lock_holder>> client_clock_holders(const run_config& cfg, const database& db);
+
+// One count-then-insert peer per resource (holders[i] of resource_name(i)), over `db`; its
+// sections are slot_sections (fault/semaphore_holder.hpp) of its own slot.
+std::vector<std::unique_ptr<test::lock_holder>> count_then_insert_holders(const run_config& cfg, const database& db);
 
 }  // namespace sqllock::fault

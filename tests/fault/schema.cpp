@@ -6,7 +6,6 @@
 #include "support/fresh_database.hpp"
 
 namespace sqllock::fault {
-namespace {
 
 using test::sql;
 
@@ -22,7 +21,7 @@ std::string micros(dialect_kind d, std::string_view e) {
 }
 
 // The database clock as each dialect's lock table stores it.
-std::string_view now_expr(dialect_kind d) {
+static std::string_view now_expr(dialect_kind d) {
   switch (d) {
     case dialect_kind::postgresql: return "clock_timestamp()";
     case dialect_kind::mysql: return "UTC_TIMESTAMP(6)";
@@ -39,6 +38,8 @@ std::string_view trigger_now(dialect_kind d) {
     return "TIMESTAMPADD(MICROSECOND, TIMESTAMPDIFF(MICROSECOND, NOW(6), SYSDATE(6)), UTC_TIMESTAMP(6))";
   return now_expr(d);
 }
+
+namespace {
 
 // DDL of the data table and the grant log. The grant log follows each lock row: an INSERT or an
 // UPDATE that changes the fence is a new grant (and, for an UPDATE, the take-over of the old
@@ -121,6 +122,65 @@ std::vector<std::string> ddl(dialect_kind d) {
   return {};
 }
 
+// DDL of the permit grant log: the same rules as the grant log, per (resource, slot) row of the
+// semaphore's permits table (a take-over is an UPDATE of an expired slot's row that changes the
+// fence; renewals keep it). Keyed by (resource, slot, fence): the count-then-insert control
+// writes rows of slots >= N with fences of its own.
+std::vector<std::string> permit_ddl(dialect_kind d) {
+  const std::string now(trigger_now(d));
+  const std::string cols = "(resource, slot, fence, owner_token, granted_at, expires_at, logged_at)";
+  const std::string vals = " VALUES (NEW.resource, NEW.slot, NEW.fence, NEW.owner_token, NEW.acquired_at, NEW.expires_at, " + now + ")";
+  const std::string take = "UPDATE fault_permit_grants SET taken_over_at = NEW.acquired_at"
+                           " WHERE resource = OLD.resource AND slot = OLD.slot AND fence = OLD.fence";
+  const std::string ins = "INSERT INTO fault_permit_grants " + cols + vals;
+  const std::string del = "UPDATE fault_permit_grants SET deleted_at = " + now +
+                          " WHERE resource = OLD.resource AND slot = OLD.slot AND fence = OLD.fence";
+  const auto extend = [](std::string_view greatest) {
+    return "UPDATE fault_permit_grants SET expires_at = " + std::string(greatest) +
+           "(expires_at, NEW.expires_at) WHERE resource = NEW.resource AND slot = NEW.slot AND fence = NEW.fence";
+  };
+  switch (d) {
+    case dialect_kind::postgresql:
+      return {
+          "CREATE TABLE fault_permit_grants (resource text NOT NULL, slot bigint NOT NULL, fence bigint NOT NULL,"
+          " owner_token text NOT NULL, granted_at timestamptz NOT NULL, expires_at timestamptz NOT NULL,"
+          " taken_over_at timestamptz, deleted_at timestamptz, logged_at timestamptz NOT NULL,"
+          " PRIMARY KEY (resource, slot, fence))",
+          "CREATE FUNCTION fault_permit_log() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN"
+          " IF TG_OP = 'INSERT' OR (TG_OP = 'UPDATE' AND NEW.fence <> OLD.fence) THEN"
+          "   IF TG_OP = 'UPDATE' THEN " + take + "; END IF; " + ins + ";"
+          " ELSIF TG_OP = 'UPDATE' THEN " + extend("GREATEST") + ";"
+          " ELSE " + del + "; END IF; RETURN NULL; END $f$",
+          "CREATE TRIGGER fault_permit_log AFTER INSERT OR UPDATE OR DELETE ON distributed_lock_permits"
+          " FOR EACH ROW EXECUTE FUNCTION fault_permit_log()",
+      };
+    case dialect_kind::mysql:
+      return {
+          "CREATE TABLE fault_permit_grants (resource VARBINARY(255) NOT NULL, slot BIGINT NOT NULL, fence BIGINT NOT NULL,"
+          " owner_token VARBINARY(255) NOT NULL, granted_at DATETIME(6) NOT NULL, expires_at DATETIME(6) NOT NULL,"
+          " taken_over_at DATETIME(6) NULL, deleted_at DATETIME(6) NULL, logged_at DATETIME(6) NOT NULL,"
+          " PRIMARY KEY (resource, slot, fence)) ENGINE=InnoDB",
+          "CREATE TRIGGER fault_permit_ins AFTER INSERT ON distributed_lock_permits FOR EACH ROW " + ins,
+          "CREATE TRIGGER fault_permit_upd AFTER UPDATE ON distributed_lock_permits FOR EACH ROW BEGIN"
+          " IF NEW.fence <> OLD.fence THEN " + take + "; " + ins + "; ELSE " + extend("GREATEST") + "; END IF; END",
+          "CREATE TRIGGER fault_permit_del AFTER DELETE ON distributed_lock_permits FOR EACH ROW " + del,
+      };
+    case dialect_kind::sqlite:
+      return {
+          "CREATE TABLE fault_permit_grants (resource TEXT NOT NULL, slot INTEGER NOT NULL, fence INTEGER NOT NULL,"
+          " owner_token TEXT NOT NULL, granted_at TEXT NOT NULL, expires_at TEXT NOT NULL, taken_over_at TEXT,"
+          " deleted_at TEXT, logged_at TEXT NOT NULL, PRIMARY KEY (resource, slot, fence))",
+          "CREATE TRIGGER fault_permit_ins AFTER INSERT ON distributed_lock_permits BEGIN " + ins + "; END",
+          "CREATE TRIGGER fault_permit_take AFTER UPDATE ON distributed_lock_permits WHEN NEW.fence <> OLD.fence BEGIN " +
+              take + "; " + ins + "; END",
+          "CREATE TRIGGER fault_permit_ext AFTER UPDATE ON distributed_lock_permits WHEN NEW.fence = OLD.fence BEGIN " +
+              extend("max") + "; END",
+          "CREATE TRIGGER fault_permit_del AFTER DELETE ON distributed_lock_permits BEGIN " + del + "; END",
+      };
+  }
+  return {};
+}
+
 data_sql make_data_sql(dialect_kind d) {
   const std::string num = d == dialect_kind::postgresql ? "CAST($2 AS bigint)" : "$2";
   return {
@@ -149,11 +209,19 @@ const data_sql& data_statements(dialect_kind d) {
 // append, not "r" + std::to_string(i): GCC 12 -O3 reports a false -Wrestrict in the latter.
 std::string resource_name(int i) { return std::string("r").append(std::to_string(i)); }
 
-void create_schema(const database& db, int resources) {
+void create_schema(const database& db, int resources, int slots) {
   database handle = db;  // migrate() takes a handle; copies share the pool
   migrate(handle);
   for (const auto& statement : ddl(db.dialect())) sql(db, statement);
-  for (int i = 0; i < resources; ++i) sql(db, "INSERT INTO fault_data (k) VALUES ($1)", {resource_name(i)});
+  for (const auto& statement : permit_ddl(db.dialect())) sql(db, statement);
+  for (int i = 0; i < resources; ++i) {
+    sql(db, "INSERT INTO fault_data (k) VALUES ($1)", {resource_name(i)});
+    for (int s = 0; s < slots; ++s) sql(db, "INSERT INTO fault_data (k) VALUES ($1)", {slot_key(resource_name(i), s)});
+  }
+}
+
+std::string slot_key(const std::string& resource, std::int64_t slot) {
+  return std::string(resource).append("/").append(std::to_string(slot));
 }
 
 std::vector<grant_row> read_grants(const database& db) {
@@ -164,7 +232,22 @@ std::vector<grant_row> read_grants(const database& db) {
   std::vector<grant_row> out;
   for (const auto& row : r.rows) {
     out.push_back({row[0].value_or(""), as_int(row[1]), row[2].value_or(""), as_int(row[3]), as_int(row[4]),
-                   as_opt(row[5]), as_opt(row[6]), as_int(row[7])});
+                   as_opt(row[5]), as_opt(row[6]), as_int(row[7]), "", -1});
+  }
+  return out;
+}
+
+std::vector<grant_row> read_permit_grants(const database& db) {
+  const auto d = db.dialect();
+  const auto r = sql(db, "SELECT resource, slot, fence, owner_token, " + micros(d, "granted_at") + ", " +
+                             micros(d, "expires_at") + ", " + micros(d, "taken_over_at") + ", " +
+                             micros(d, "deleted_at") + ", " + micros(d, "logged_at") +
+                             " FROM fault_permit_grants ORDER BY resource, slot, logged_at, fence");
+  std::vector<grant_row> out;
+  for (const auto& row : r.rows) {
+    const std::int64_t slot = as_int(row[1]);
+    out.push_back({slot_key(row[0].value_or(""), slot), as_int(row[2]), row[3].value_or(""), as_int(row[4]),
+                   as_int(row[5]), as_opt(row[6]), as_opt(row[7]), as_int(row[8]), row[0].value_or(""), slot});
   }
   return out;
 }

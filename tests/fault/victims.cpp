@@ -15,9 +15,9 @@ using test::sql;
 
 // The ids of the sessions that matter for `kind`: those holding (or, for row locks, inside the
 // critical section of) a lock of that kind; nullopt for table locks, whose holders keep no
-// session, so any session may be killed.
+// session, so any session may be killed (also for latches, which hold nothing).
 std::optional<std::set<std::int64_t>> sessions_of_kind(const database& admin, lock_kind kind, int resources) {
-  if (kind == lock_kind::table) return std::nullopt;
+  if (leased(kind) || kind == lock_kind::latch) return std::nullopt;  // latch: any count-down's or waiter's
   std::set<std::int64_t> out;
   const auto add_rows = [&](const detail::result& r) {
     for (const auto& row : r.rows)

@@ -9,12 +9,14 @@
 
 #include "fault/board.hpp"
 #include "fault/history.hpp"
+#include "fault/latch_worker.hpp"
 #include "fault/locker.hpp"
+#include "fault/multi_worker.hpp"
 #include "fault/schema.hpp"
+#include "fault/semaphore_holder.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::fault {
-namespace {
 
 // Hold times as in the plan: 90% 0–20 ms, 9% 50–500 ms, 1% 0.5–2 leases (forces renewals).
 std::chrono::milliseconds draw_hold(std::mt19937_64& rng, std::chrono::milliseconds lease) {
@@ -37,6 +39,8 @@ const char* error_class(const std::exception& e) {
   return "std_exception";
 }
 
+namespace {
+
 class worker_thread {
  public:
   worker_thread(const worker_args& a, const database& db, history_writer& h, std::atomic<int>& held, int index)
@@ -52,13 +56,14 @@ class worker_thread {
       const auto hold_for = draw_hold(rng_, a_.cfg.lease);
       const bool reenter = std::uniform_int_distribution<int>(0, 9)(rng_) == 0;
       pending p;
+      p.key = res;
       hold_hooks hooks;
       hooks.body = [&](section& s) { section_body(s, res, hold_for, reenter, stmts, p); };
       hooks.before_release = [&] {
         held_.fetch_sub(1);
-        h_.write('Y', index_, mono_ns(), res, p.fence);
+        h_.write('Y', index_, mono_ns(), p.key, p.fence);
       };
-      hooks.on_lost = [&](std::int64_t fence) { h_.write('L', index_, mono_ns(), res, fence); };
+      hooks.on_lost = [&](std::int64_t fence) { h_.write('L', index_, mono_ns(), p.key, fence); };
       p.called = mono_ns();
       try {
         if (!lk) lk = make_locker(a_.cfg, db_, index_);
@@ -67,10 +72,10 @@ class worker_thread {
         if (p.transactional) {
           // The section's writes committed (ok), maybe committed (unk) or rolled back with the lock.
           const char* outcome = *r == release_result::ok ? "ok" : *r == release_result::unknown ? "unk" : "rej";
-          if (p.fenced) h_.write('F', index_, p.fenced_done, res, p.fence, {p.fenced_ok ? outcome : "rej", std::to_string(p.fenced_sent)});
-          if (p.unfenced) h_.write('U', index_, p.unfenced_done, res, p.fence, {outcome});
+          if (p.fenced) h_.write('F', index_, p.fenced_done, p.key, p.fence, {p.fenced_ok ? outcome : "rej", std::to_string(p.fenced_sent)});
+          if (p.unfenced) h_.write('U', index_, p.unfenced_done, p.key, p.fence, {outcome});
         }
-        h_.write('X', index_, mono_ns(), res, p.fence, {to_string(*r)});
+        h_.write('X', index_, mono_ns(), p.key, p.fence, {to_string(*r)});
       } catch (const std::exception& e) {
         h_.write('T', index_, mono_ns(), res, -1, {error_class(e)});
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -81,6 +86,7 @@ class worker_thread {
  private:
   // What a transactional section did, written once the commit's outcome is known.
   struct pending {
+    std::string key;  // the history's resource: the lock's name, or slot_key(name, slot) for a permit
     std::int64_t fence = -1;
     std::int64_t called = 0;  // when the acquire call began
     bool transactional = false;
@@ -94,26 +100,32 @@ class worker_thread {
     held_.fetch_add(1);
     p.fence = s.fence();
     p.transactional = s.transactional();
+    // A permit's section is one slot's: its fence rises per (name, slot), so its counter and
+    // history lines are the slot's.
+    if (const auto* slotted = dynamic_cast<const slot_section*>(&s)) p.key = slot_key(res, slotted->slot());
+    const std::string& key = p.key;
     std::int64_t u = -1, db_us = 0;
     try {
-      const auto r = s.exec(stmts.read, {res});
-      u = std::stoll(r.rows.at(0).at(0).value_or("0"));
-      db_us = std::stoll(r.rows.at(0).at(1).value_or("0"));
+      const auto r = s.exec(stmts.read, {key});
+      if (!r.rows.empty()) {  // no row: a slot of the count-then-insert control (>= N)
+        u = std::stoll(r.rows.at(0).at(0).value_or("0"));
+        db_us = std::stoll(r.rows.at(0).at(1).value_or("0"));
+      }
     } catch (const error&) {
     }
-    h_.write('A', index_, t_acquired, res, p.fence, {std::to_string(db_us), std::to_string(u), std::to_string(p.called)});
+    h_.write('A', index_, t_acquired, key, p.fence, {std::to_string(db_us), std::to_string(u), std::to_string(p.called)});
     if (reenter) {
       try {
-        if (const auto inner = s.reenter()) h_.write('N', index_, mono_ns(), res, p.fence, {std::to_string(*inner)});
+        if (const auto inner = s.reenter()) h_.write('N', index_, mono_ns(), key, p.fence, {std::to_string(*inner)});
       } catch (const error&) {
-        h_.write('N', index_, mono_ns(), res, p.fence, {"-3"});
+        h_.write('N', index_, mono_ns(), key, p.fence, {"-3"});
       }
     }
     std::this_thread::sleep_for(hold_for);
     p.fenced_sent = mono_ns();
     const char* fenced = "rej";
     try {
-      const auto r = p.fence >= 0 ? s.exec(stmts.fenced_write, {res, p.fence}) : s.exec(stmts.plain_write, {res});
+      const auto r = p.fence >= 0 ? s.exec(stmts.fenced_write, {key, p.fence}) : s.exec(stmts.plain_write, {key});
       fenced = r.affected > 0 ? "ok" : "rej";
     } catch (const connection_error&) {
       fenced = "unk";  // includes outcome_unknown: the statement may have committed
@@ -123,11 +135,11 @@ class worker_thread {
     p.fenced_done = mono_ns();
     p.fenced = true;
     p.fenced_ok = std::string_view(fenced) == "ok";
-    if (!p.transactional) h_.write('F', index_, p.fenced_done, res, p.fence, {fenced, std::to_string(p.fenced_sent)});
+    if (!p.transactional) h_.write('F', index_, p.fenced_done, key, p.fence, {fenced, std::to_string(p.fenced_sent)});
     if (u < 0) return;
     const char* unfenced = "ok";
     try {
-      if (s.exec(stmts.unfenced_write, {res, u + 1}).affected == 0) unfenced = "rej";
+      if (s.exec(stmts.unfenced_write, {key, u + 1}).affected == 0) unfenced = "rej";
     } catch (const connection_error&) {
       unfenced = "unk";
     } catch (const error&) {
@@ -135,7 +147,7 @@ class worker_thread {
     }
     p.unfenced_done = mono_ns();
     p.unfenced = std::string_view(unfenced) == "ok";
-    if (!p.transactional) h_.write('U', index_, p.unfenced_done, res, p.fence, {unfenced});
+    if (!p.transactional) h_.write('U', index_, p.unfenced_done, key, p.fence, {unfenced});
   }
 
   const worker_args& a_;
@@ -166,6 +178,8 @@ int run_worker(const worker_args& a) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
   }
+  if (a.cfg.kind == lock_kind::latch) return run_latch_worker(a, *db, h, held);
+  if (a.cfg.kind == lock_kind::multi) return run_multi_worker(a, *db, h, held);
   std::vector<std::thread> threads;
   std::vector<std::unique_ptr<worker_thread>> workers;
   for (int t = 0; t < a.cfg.threads; ++t) workers.push_back(std::make_unique<worker_thread>(a, *db, h, held, t));

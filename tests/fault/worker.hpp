@@ -7,7 +7,10 @@
 // signals are recorded but not obeyed: the section runs on, so the fence must do the rejecting.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <exception>
+#include <random>
 #include <filesystem>
 #include <string>
 
@@ -26,5 +29,11 @@ struct worker_args {
 
 // Runs the worker; returns the process exit code.
 int run_worker(const worker_args& args);
+
+// A section's hold time as in the plan: 90% 0–20 ms, 9% 50–500 ms, 1% 0.5–2 leases.
+std::chrono::milliseconds draw_hold(std::mt19937_64& rng, std::chrono::milliseconds lease);
+
+// The history's name of an acquire's exception class (T lines).
+const char* error_class(const std::exception& e);
 
 }  // namespace sqllock::fault
