@@ -1,5 +1,10 @@
 // sqllock's own lock cycles: acquire + release at 1 and 8 threads, re-entrant re-acquire, and
 // the hand-off of one contended key among 8 waiters. Named sqllock.<kind>.<db>.<case>.
+// Issue 14's primitives through the same loops: sqllock.semaphore.<db>.cycle_t<n> (a semaphore
+// of 4 permits per thread), sqllock.semaphore.<db>.handoff_8 (one semaphore of 1 permit, 8
+// waiters; pg_unnamed: ?prepare=off, so waiters poll instead of LISTEN), and
+// sqllock.multi10.<db>.cycle_t<n> against sqllock.table10.<db>.cycle_t<n> (10 names per thread,
+// one multi_lock or 10 table_locks one after another).
 #include <atomic>
 #include <iostream>
 #include <chrono>
@@ -39,9 +44,9 @@ void reentrant(benchmark::State& state, const lock_kind& kind, dialect_kind d) {
 // then works 1 ms outside the lock before queueing again. A hand-off is an acquisition by a
 // thread other than the last holder; its latency runs from the holder's decision to release to
 // the moment the next holder's lock() returns (so it includes the release statement itself).
-void handoff(benchmark::State& state, const lock_kind& kind, dialect_kind d) {
+void handoff(benchmark::State& state, const lock_kind& kind, dialect_kind d, const std::string& query = "") {
   constexpr int kThreads = 8;
-  const database db = open_target(d, "distributed_lock", kThreads + 2);
+  const database db = open_target(d, "distributed_lock", kThreads + 2, query);
   std::vector<std::unique_ptr<locker>> lockers;
   for (int t = 0; t < kThreads; ++t) lockers.push_back(kind.make(db, "bench-handoff", ""));
 
@@ -120,6 +125,23 @@ void handoff(benchmark::State& state, const lock_kind& kind, dialect_kind d) {
       }
     }
   }
+  using d = dialect_kind;
+  for (const auto db : {d::postgresql, d::mysql, d::sqlite}) {
+    const std::string name = short_name(db);
+    for (const int threads : {1, 8}) {
+      const std::string t = ".cycle_t" + std::to_string(threads);
+      add_case("sqllock.semaphore." + name + t,
+               [db, threads](benchmark::State& s) { cycles(s, semaphore_kind(4), db, threads); });
+      add_case("sqllock.multi10." + name + t,
+               [db, threads](benchmark::State& s) { cycles(s, multi_kind(10), db, threads); });
+      add_case("sqllock.table10." + name + t,
+               [db, threads](benchmark::State& s) { cycles(s, table_seq_kind(10), db, threads); });
+    }
+    add_case("sqllock.semaphore." + name + ".handoff_8",
+             [db](benchmark::State& s) { handoff(s, semaphore_kind(1), db); });
+  }
+  add_case("sqllock.semaphore.pg_unnamed.handoff_8",
+           [](benchmark::State& s) { handoff(s, semaphore_kind(1), d::postgresql, "prepare=off"); });
   return true;
 }();
 

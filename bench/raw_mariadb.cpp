@@ -1,5 +1,9 @@
 // The raw MariaDB baseline: sqllock's statements, prepared once per connection and executed with
-// MySQL Connector/C++ directly. Named raw.<kind>.mariadb.cycle_t<threads>.
+// MySQL Connector/C++ directly. Named raw.<kind>.mariadb.cycle_t<threads>;
+// raw.latch.mariadb.count_down[_participant]_t<threads>.
+#include <random>
+#include <set>
+
 #ifdef SQLLOCK_HAVE_MYSQL
 #include "common/uri.hpp"
 #include "driver/mysql/cppconn.hpp"
@@ -120,12 +124,76 @@ void row_cycles(benchmark::State& state, int threads) {
   }));
 }
 
+// A semaphore of 4 permits per thread (no contention), as sqllock.semaphore.mariadb.cycle_t<n>:
+// the busy slots read, a free slot picked at random (as permit_store does), the upsert of that
+// slot, the fence read back, the release.
+void semaphore_cycles(benchmark::State& state, int threads) {
+  const auto& sql = permit_sql_of(d::mysql);
+  auto ts = connect(threads, {sql.busy_slots, sql.acquire, sql.acquire_readback, sql.release});
+  constexpr std::int64_t kPermits = 4;
+  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+    auto& st = ts[static_cast<std::size_t>(t)].st;
+    const std::string resource = "raw-semaphore-" + std::to_string(t);
+    const std::string owner = owner_of(t);
+    std::set<std::int64_t> busy;
+    for (auto rows = st[0].query({resource}); rows->next();) busy.insert(rows->getInt64(1));
+    std::vector<std::int64_t> free;
+    for (std::int64_t s = 0; s < kPermits; ++s)
+      if (!busy.count(s)) free.push_back(s);
+    if (free.empty()) throw std::runtime_error("raw permit acquire found every slot busy");
+    thread_local std::minstd_rand pick(std::random_device{}());
+    const std::int64_t slot = free[std::uniform_int_distribution<std::size_t>(0, free.size() - 1)(pick)];
+    if (st[1].update(permit_params_picked(resource, slot, kPermits, t)) == 0)
+      throw std::runtime_error("raw permit acquire refused");
+    const auto back = st[2].query({resource, slot, owner});
+    if (!back->next()) throw std::runtime_error("raw permit read-back found no row");
+    if (st[3].update({resource, owner, static_cast<std::int64_t>(back->getInt64(1))}) == 0)
+      throw std::runtime_error("raw permit release found no permit");
+  }));
+}
+
+// Count-downs of one latch per thread (armed with the largest count, so it never opens), with
+// (`participant`: a new id each time, in sqllock's transaction) or without a participant id.
+void latch_count_downs(benchmark::State& state, int threads, bool participant) {
+  const auto& sql = latch_sql_of(d::mysql);
+  auto ts = participant ? connect(threads, {sql.lock_latch, sql.insert_arrival, sql.decrement})
+                        : connect(threads, {sql.count_down, sql.read_back});
+  const database db = open_target(d::mysql);
+  const std::string prefix = std::string(participant ? "raw-latch-p-" : "raw-latch-") + std::to_string(threads) + "-";
+  for (int t = 0; t < threads; ++t) arm_latch(db, prefix + std::to_string(t));
+  std::vector<std::int64_t> calls(static_cast<std::size_t>(threads));
+  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+    auto& s = ts[static_cast<std::size_t>(t)];
+    const std::string resource = prefix + std::to_string(t);
+    if (!participant) {
+      if (s.st[0].update({resource}) == 0) throw std::runtime_error("raw latch count-down found no armed latch");
+      if (!s.st[1].query({})->next()) throw std::runtime_error("raw latch read-back returned nothing");
+      return;
+    }
+    s.client->direct->execute(sql.participant_isolation);
+    s.client->direct->execute(sql.begin);
+    const auto locked = s.st[0].query({resource});
+    if (!locked->next() || locked->getInt(3) == 0) throw std::runtime_error("raw latch count-down found no armed latch");
+    const std::int64_t generation = locked->getInt64(2);
+    const std::string who = "p" + std::to_string(++calls[static_cast<std::size_t>(t)]);
+    if (s.st[1].update({resource, generation, who}) == 0) throw std::runtime_error("raw latch arrival not new");
+    s.st[2].update({resource, generation});
+    s.client->direct->execute(sql.commit);
+  }));
+}
+
 [[maybe_unused]] const bool registered = [] {
   for (const int threads : {1, 8}) {
     const std::string suffix = ".mariadb.cycle_t" + std::to_string(threads);
     add_case("raw.table" + suffix, [threads](benchmark::State& s) { table_cycles(s, threads); });
     add_case("raw.named" + suffix, [threads](benchmark::State& s) { named_cycles(s, threads); });
     add_case("raw.row" + suffix, [threads](benchmark::State& s) { row_cycles(s, threads); });
+    add_case("raw.semaphore" + suffix, [threads](benchmark::State& s) { semaphore_cycles(s, threads); });
+    const std::string t = "_t" + std::to_string(threads);
+    add_case("raw.latch.mariadb.count_down" + t,
+             [threads](benchmark::State& s) { latch_count_downs(s, threads, false); });
+    add_case("raw.latch.mariadb.count_down_participant" + t,
+             [threads](benchmark::State& s) { latch_count_downs(s, threads, true); });
   }
   return true;
 }();

@@ -1,6 +1,6 @@
 // The raw PostgreSQL baseline: sqllock's statements, prepared once per connection and executed
 // with libpqxx directly — what a hand-written client of the same library would send.
-// Named raw.<kind>.pg.cycle_t<threads>.
+// Named raw.<kind>.pg.cycle_t<threads>; raw.latch.pg.count_down[_participant]_t<threads>.
 #ifdef SQLLOCK_HAVE_PQXX
 #include <pqxx/pqxx>
 
@@ -98,12 +98,61 @@ void row_cycles(benchmark::State& state, int threads) {
   }));
 }
 
+// A semaphore of 4 permits per thread (no contention), as sqllock.semaphore.pg.cycle_t<n>.
+void semaphore_cycles(benchmark::State& state, int threads) {
+  auto clients = connect(threads);
+  const auto& sql = permit_sql_of(d::postgresql);
+  const auto& channel = table_sql(d::postgresql).wakeup_channel;
+  for (auto& c : clients) {
+    c->conn.prepare("acquire", sql.acquire);
+    c->conn.prepare("release", sql.release);
+  }
+  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+    auto& c = *clients[static_cast<std::size_t>(t)];
+    const std::string resource = "raw-semaphore-" + std::to_string(t);
+    pqxx::nontransaction tx(c.conn);
+    const auto r = c.run(tx, "acquire", permit_params(resource, 4, t));
+    if (r.empty() || r[0][1].is_null()) throw std::runtime_error("raw permit acquire refused");
+    if (c.run(tx, "release", {resource, owner_of(t), r[0][1].as<std::int64_t>(), channel}).empty())
+      throw std::runtime_error("raw permit release found no permit");
+  }));
+}
+
+// Count-downs of one latch per thread (armed with the largest count, so it never opens), with
+// (`participant`: a new id each time) or without a participant id, as sqllock.latch.pg.*.
+void latch_count_downs(benchmark::State& state, int threads, bool participant) {
+  auto clients = connect(threads);
+  const auto& sql = latch_sql_of(d::postgresql);
+  const auto& channel = table_sql(d::postgresql).wakeup_channel;
+  const database db = open_target(d::postgresql);
+  const std::string prefix = std::string(participant ? "raw-latch-p-" : "raw-latch-") + std::to_string(threads) + "-";
+  for (int t = 0; t < threads; ++t) arm_latch(db, prefix + std::to_string(t));
+  for (auto& c : clients) c->conn.prepare("count_down", participant ? sql.count_down_participant : sql.count_down);
+  std::vector<std::int64_t> calls(static_cast<std::size_t>(threads));
+  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+    auto& c = *clients[static_cast<std::size_t>(t)];
+    const std::string resource = prefix + std::to_string(t);
+    pqxx::nontransaction tx(c.conn);
+    const auto r = participant
+                       ? c.run(tx, "count_down",
+                               {resource, "p" + std::to_string(++calls[static_cast<std::size_t>(t)]), channel})
+                       : c.run(tx, "count_down", {resource, channel});
+    if (r.empty() || (participant && r[0][2].as<int>() != 1))
+      throw std::runtime_error("raw latch count-down did not count");
+  }));
+}
+
 [[maybe_unused]] const bool registered = [] {
   for (const int threads : {1, 8}) {
     const std::string suffix = ".pg.cycle_t" + std::to_string(threads);
     add_case("raw.table" + suffix, [threads](benchmark::State& s) { table_cycles(s, threads); });
     add_case("raw.advisory" + suffix, [threads](benchmark::State& s) { advisory_cycles(s, threads); });
     add_case("raw.row" + suffix, [threads](benchmark::State& s) { row_cycles(s, threads); });
+    add_case("raw.semaphore" + suffix, [threads](benchmark::State& s) { semaphore_cycles(s, threads); });
+    const std::string t = "_t" + std::to_string(threads);
+    add_case("raw.latch.pg.count_down" + t, [threads](benchmark::State& s) { latch_count_downs(s, threads, false); });
+    add_case("raw.latch.pg.count_down_participant" + t,
+             [threads](benchmark::State& s) { latch_count_downs(s, threads, true); });
   }
   return true;
 }();

@@ -8,8 +8,10 @@
 # In one run, on private servers it starts and removes (scripts/test-servers.sh, plus a
 # redis-server on a free loopback port): sqllock's benchmarks (bench/, Release build in
 # build/bench-release), the same SQL run raw in the same process, the same SQL through pgbench
-# -M prepared and the mariadb client, the npm package advisory-lock, Redis SET NX PX, and a
-# callgrind profile of one table-lock cycle. Raw results stay in the work directory it prints.
+# -M prepared and the mariadb client, the npm package advisory-lock, Redis SET NX PX (and a
+# Redisson-style semaphore script), and a callgrind profile of one table-lock cycle; semaphore,
+# multi-lock and latch cases likewise. Raw results stay in the work directory it prints.
+# SQLLOCK_BENCH_REPORT_DIR=dir writes the report there instead of docs/ (a trial run).
 # Numbers from different runs (or machines) are not comparable: compare inside one report only.
 set -euo pipefail
 
@@ -20,7 +22,7 @@ for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
     --no-install) install=0 ;;
-    -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done
@@ -88,16 +90,41 @@ peer_version=$(node -p "require('$work/npm/node_modules/advisory-lock/package.js
 # ---- sqllock, raw SQL in the same process, Redis
 export SQLLOCK_BENCH_SECONDS=$seconds SQLLOCK_BENCH_MAX_ROWS=$max_rows
 say "sqllock_bench (every case but the cycles and memory)"
-"$bench" --benchmark_filter='-memory|cycle_t' --benchmark_out="$work/bench.json" --benchmark_out_format=json >&2
+"$bench" --benchmark_filter='-memory|cycle_t|count_down' --benchmark_out="$work/bench.json" --benchmark_out_format=json >&2
 # sqllock and its raw twin alternate, twice each, so a change in the machine's load between them
 # hits both; the report takes the better of the two runs of each.
 mkdir "$work/cycles"
-for pair in table.pg table.mariadb table.sqlite advisory.pg named.mariadb row.pg row.mariadb; do
+for pair in table.pg table.mariadb table.sqlite advisory.pg named.mariadb row.pg row.mariadb \
+  semaphore.pg semaphore.mariadb semaphore.sqlite; do
   for t in 1 8; do
     for round in 1 2; do
       for impl in raw sqllock; do
         "$bench" --benchmark_filter="^$impl\.$pair\.cycle_t$t/" \
           --benchmark_out="$work/cycles/$impl.$pair.t$t.$round.json" --benchmark_out_format=json >&2
+      done
+    done
+  done
+done
+# Latch count-downs against the same statements raw, alternating the same way.
+for db in pg mariadb sqlite; do
+  for c in count_down count_down_participant; do
+    for t in 1 8; do
+      for round in 1 2; do
+        for impl in raw sqllock; do
+          "$bench" --benchmark_filter="^$impl\.latch\.$db\.${c}_t$t/" \
+            --benchmark_out="$work/cycles/$impl.latch.$db.$c.t$t.$round.json" --benchmark_out_format=json >&2
+        done
+      done
+    done
+  done
+done
+# One multi_lock of 10 names against 10 table locks taken one after another, alternating.
+for db in pg mariadb sqlite; do
+  for t in 1 8; do
+    for round in 1 2; do
+      for kind in table10 multi10; do
+        "$bench" --benchmark_filter="^sqllock\.$kind\.$db\.cycle_t$t/" \
+          --benchmark_out="$work/cycles/sqllock.$kind.$db.t$t.$round.json" --benchmark_out_format=json >&2
       done
     done
   done
@@ -176,6 +203,8 @@ callgrind_annotate --inclusive=no --threshold=100 "$work/callgrind.out" >"$work/
 callgrind_annotate --inclusive=yes --threshold=99 "$work/callgrind.out" >"$work/callgrind-inclusive.txt"
 
 # ---- the report
-/usr/bin/python3 "$root/bench/report.py" --work "$work" --out "$root/docs/benchmarks.md" --plots "$root/docs" \
+# SQLLOCK_BENCH_REPORT_DIR: write the report and plots there instead of docs/ (a trial run).
+report_dir=${SQLLOCK_BENCH_REPORT_DIR:-$root/docs}
+/usr/bin/python3 "$root/bench/report.py" --work "$work" --out "$report_dir/benchmarks.md" --plots "$report_dir" \
   --quick "$quick" --seconds "$seconds" --peer-version "$peer_version"
-say "wrote docs/benchmarks.md (raw results in $work)"
+say "wrote $report_dir/benchmarks.md (raw results in $work)"

@@ -49,6 +49,25 @@ detail::result run_sql(const database& db, const std::string& statement, std::ve
   return test::sql(db, statement, std::move(params));
 }
 
+double server_statements(const database& db) {
+  switch (db.dialect()) {
+    case dialect_kind::postgresql: {
+      static std::once_flag created;
+      std::call_once(created, [&] { run_sql(db, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); });
+      const auto r = run_sql(db,
+                             "SELECT COALESCE(SUM(calls), 0) FROM pg_stat_statements WHERE dbid = (SELECT oid FROM "
+                             "pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat_statements%'");
+      return std::stod(r.rows.at(0).at(0).value_or("0"));
+    }
+    case dialect_kind::mysql: {
+      const auto r = run_sql(db, "SHOW GLOBAL STATUS LIKE 'Questions'");
+      return std::stod(r.rows.at(0).at(1).value_or("0"));
+    }
+    case dialect_kind::sqlite: break;
+  }
+  throw std::runtime_error("SQLite has no server-side statement counter");
+}
+
 std::int64_t lock_rows(const database& db) {
   const char q = db.dialect() == dialect_kind::mysql ? '`' : '"';
   const auto r = run_sql(db, std::string("SELECT COUNT(*) FROM ") + q + db.table() + q);

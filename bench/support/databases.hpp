@@ -38,6 +38,14 @@ database open_target(dialect_kind dialect, const std::string& table = "distribut
 // Runs one statement ($1… placeholders) on a pooled connection of `db`; see tests/support.
 detail::result run_sql(const database& db, const std::string& statement, std::vector<detail::value> params = {});
 
+// Statements the server has executed so far, for counting round trips: on PostgreSQL the calls
+// pg_stat_statements counts in this run's database (utility statements such as BEGIN and COMMIT
+// included; the counting query itself excluded; the extension is created on first use and must
+// be loaded at server start, as scripts/bench.sh does), on MariaDB the server's global
+// `Questions` (every statement a client sent, text or prepared, the counting SHOW included).
+// Throws std::runtime_error on SQLite, which has no such counter.
+double server_statements(const database& db);
+
 // Number of rows in db's lock table.
 std::int64_t lock_rows(const database& db);
 

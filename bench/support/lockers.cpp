@@ -1,13 +1,18 @@
 #include "support/lockers.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 
 #include "sqllock/error.hpp"
 
 #include "sqllock/advisory_lock.hpp"
+#include "sqllock/multi_lock.hpp"
 #include "sqllock/named_lock.hpp"
 #include "sqllock/row_lock.hpp"
+#include "sqllock/semaphore.hpp"
 #include "sqllock/table_lock.hpp"
 
 namespace sqllock::bench {
@@ -60,6 +65,91 @@ class row_locker final : public locker {
   std::string key_;
 };
 
+class semaphore_locker final : public locker {
+ public:
+  semaphore_locker(const database& db, const std::string& name, std::int64_t permits) : sem_(db, name, permits) {}
+  void run_locked(const std::function<void()>& body) override {
+    auto p = sem_.acquire();
+    body();  // if it throws, the permit's destructor gives it back
+    p.release();
+  }
+  void hold() override { throw std::logic_error("the semaphore locker holds permits only inside run_locked"); }
+  void give_back() override { hold(); }
+
+ private:
+  semaphore sem_;
+};
+
+std::vector<std::string> numbered(const std::string& key, std::size_t n) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < n; ++i) out.push_back(key + "-" + std::to_string(i));
+  std::sort(out.begin(), out.end());  // the order multi_lock locks them in
+  return out;
+}
+
+class multi_locker final : public locker {
+ public:
+  multi_locker(const database& db, const std::string& key, std::size_t n) : lock_(db, numbered(key, n)) {}
+  void run_locked(const std::function<void()>& body) override {
+    lock_.lock();
+    try {
+      body();
+    } catch (...) {
+      lock_.unlock();
+      throw;
+    }
+    lock_.release();
+  }
+  void hold() override { lock_.lock(); }
+  void give_back() override { lock_.release(); }
+
+ private:
+  multi_lock lock_;
+};
+
+class table_seq_locker final : public locker {
+ public:
+  table_seq_locker(const database& db, const std::string& key, std::size_t n) {
+    for (const auto& name : numbered(key, n)) locks_.push_back(std::make_unique<table_lock>(db, name));
+  }
+  void run_locked(const std::function<void()>& body) override {
+    hold();
+    try {
+      body();
+    } catch (...) {
+      for (auto it = locks_.rbegin(); it != locks_.rend(); ++it) (*it)->unlock();
+      throw;
+    }
+    give_back();
+  }
+  void hold() override {
+    for (std::size_t i = 0; i < locks_.size(); ++i) {
+      try {
+        locks_[i]->lock();
+      } catch (...) {
+        while (i-- > 0) locks_[i]->unlock();
+        throw;
+      }
+    }
+  }
+  void give_back() override {
+    for (auto it = locks_.rbegin(); it != locks_.rend(); ++it) (*it)->release();
+  }
+
+ private:
+  std::vector<std::unique_ptr<table_lock>> locks_;
+};
+
+// Kinds made on demand, one per name, kept for the program's life (cases hold references).
+const lock_kind& cached_kind(const std::string& name, const std::function<lock_kind()>& make) {
+  static std::mutex mu;
+  static std::map<std::string, lock_kind> kinds;
+  std::lock_guard lock(mu);
+  auto it = kinds.find(name);
+  if (it == kinds.end()) it = kinds.emplace(name, make()).first;
+  return it->second;
+}
+
 template <class Lock, class Options>
 std::unique_ptr<locker> make_lockable(const database& db, const std::string& key, const std::string& owner) {
   Options options;
@@ -78,6 +168,39 @@ std::string short_name(dialect_kind d) {
     case dialect_kind::sqlite: break;
   }
   return "sqlite";
+}
+
+const lock_kind& semaphore_kind(std::int64_t permits) {
+  const std::string name = permits == 4 ? "semaphore" : "semaphore_" + std::to_string(permits);
+  return cached_kind(name, [&] {
+    using d = dialect_kind;
+    return lock_kind{name, {d::postgresql, d::mysql, d::sqlite}, false,
+                     [permits](const database& db, const std::string& key, const std::string&) -> std::unique_ptr<locker> {
+                       return std::make_unique<semaphore_locker>(db, key, permits);
+                     }};
+  });
+}
+
+const lock_kind& multi_kind(std::size_t names) {
+  const std::string name = "multi" + std::to_string(names);
+  return cached_kind(name, [&] {
+    using d = dialect_kind;
+    return lock_kind{name, {d::postgresql, d::mysql, d::sqlite}, false,
+                     [names](const database& db, const std::string& key, const std::string&) -> std::unique_ptr<locker> {
+                       return std::make_unique<multi_locker>(db, key, names);
+                     }};
+  });
+}
+
+const lock_kind& table_seq_kind(std::size_t names) {
+  const std::string name = "table" + std::to_string(names);
+  return cached_kind(name, [&] {
+    using d = dialect_kind;
+    return lock_kind{name, {d::postgresql, d::mysql, d::sqlite}, false,
+                     [names](const database& db, const std::string& key, const std::string&) -> std::unique_ptr<locker> {
+                       return std::make_unique<table_seq_locker>(db, key, names);
+                     }};
+  });
 }
 
 const std::vector<lock_kind>& lock_kinds() {

@@ -1,6 +1,7 @@
 // Every lock kind behind one interface, so each case is written once for all of them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -42,5 +43,20 @@ const std::vector<lock_kind>& lock_kinds();
 
 // "pg", "mariadb" or "sqlite".
 std::string short_name(dialect_kind d);
+
+// The primitives of issue 14 behind the same interface (not in lock_kinds(): they have rows and
+// cases of their own). In each, `key` names what the locker takes and `owner` is ignored:
+//   semaphore_kind(n)  run_locked takes one permit of the semaphore `key` with n permits
+//                      (semaphore::acquire), runs body, gives it back (permit::release); named
+//                      "semaphore" (n = 4) or "semaphore_<n>". Not re-entrant, hold() unsupported.
+//   multi_kind(n)      run_locked takes the multi_lock of the n names "<key>-0" … "<key>-<n-1>",
+//                      runs body, releases it; named "multi<n>".
+//   table_seq_kind(n)  the same n names as n table_locks, locked one after another in name
+//                      order and released in reverse: what a caller does without multi_lock;
+//                      named "table<n>".
+// All three exist on PostgreSQL, MariaDB and SQLite.
+const lock_kind& semaphore_kind(std::int64_t permits);
+const lock_kind& multi_kind(std::size_t names);
+const lock_kind& table_seq_kind(std::size_t names);
 
 }  // namespace sqllock::bench

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "common/identity.hpp"
+#include "sqllock/latch.hpp"
 
 namespace sqllock::bench {
 
@@ -36,6 +37,31 @@ std::vector<detail::value> acquire_params(const std::string& resource, int threa
           std::to_string(1000 + thread),
           std::int64_t{30000},
           std::int64_t{1}};
+}
+
+const detail::permit_sql& permit_sql_of(dialect_kind kind) { return *detail::permit_statements(kind, kCycleTable); }
+
+const detail::latch_sql& latch_sql_of(dialect_kind kind) { return *detail::latch_statements(kind, kCycleTable); }
+
+std::vector<detail::value> permit_params(const std::string& resource, std::int64_t permits, int thread) {
+  // resource, owner, session, host, pid, thread, lease, renew → N after the resource.
+  const auto lock = acquire_params(resource, thread);
+  std::vector<detail::value> p{lock[0], permits};
+  for (std::size_t i = 1; i < lock.size(); ++i) p.push_back(lock[i]);
+  return p;
+}
+
+std::vector<detail::value> permit_params_picked(const std::string& resource, std::int64_t slot, std::int64_t permits,
+                                               int thread) {
+  const auto lock = acquire_params(resource, thread);
+  std::vector<detail::value> p{lock[0], slot};
+  for (std::size_t i = 1; i < lock.size(); ++i) p.push_back(lock[i]);
+  p.emplace_back(permits);
+  return p;
+}
+
+void arm_latch(const database& db, const std::string& name) {
+  static_cast<void>(latch(db, name).try_create(max_latch_count));
 }
 
 std::vector<detail::value> in_native_order(const detail::native_statement& s, const std::vector<detail::value>& params) {
