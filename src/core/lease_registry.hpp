@@ -121,4 +121,32 @@ class lease_registry {
   std::jthread thread_;            // started with the first hold; last member: joins first
 };
 
+// A slot pinned for one scope, such as an acquire attempt: unpinned when the scope ends.
+class scoped_pin {
+ public:
+  scoped_pin(lease_registry& registry, std::shared_ptr<lease_slot> slot) : registry_(registry), slot_(std::move(slot)) {}
+  ~scoped_pin() { registry_.unpin(slot_); }
+  scoped_pin(const scoped_pin&) = delete;
+  scoped_pin& operator=(const scoped_pin&) = delete;
+
+ private:
+  lease_registry& registry_;
+  std::shared_ptr<lease_slot> slot_;
+};
+
+// A release statement in flight for one scope (lease_slot::releasing).
+class releasing_scope {
+ public:
+  releasing_scope(lease_registry& registry, lease_slot& slot) : registry_(registry), slot_(slot) {
+    registry_.set_releasing(slot_, true);
+  }
+  ~releasing_scope() { registry_.set_releasing(slot_, false); }
+  releasing_scope(const releasing_scope&) = delete;
+  releasing_scope& operator=(const releasing_scope&) = delete;
+
+ private:
+  lease_registry& registry_;
+  lease_slot& slot_;
+};
+
 }  // namespace sqllock::detail

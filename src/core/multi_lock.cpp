@@ -120,15 +120,13 @@ class multi_lock_state {
     const std::string owner = current_owner();
     auto& registry = impl_.registry();
     std::vector<std::shared_ptr<lease_slot>> slots;
-    struct unpin_guard {
-      lease_registry& r;
-      std::vector<std::shared_ptr<lease_slot>>& s;
-      ~unpin_guard() {
-        for (auto& slot : s) r.unpin(slot);
-      }
-    } guard{registry, slots};
+    std::vector<std::unique_ptr<scoped_pin>> pinned;  // unpinned when the attempt ends
     slots.reserve(names_.size());
-    for (const auto& name : names_) slots.push_back(registry.pin(name, owner));
+    pinned.reserve(names_.size());
+    for (const auto& name : names_) {
+      slots.push_back(registry.pin(name, owner));
+      pinned.push_back(std::make_unique<scoped_pin>(registry, slots.back()));
+    }
     // This owner's acquires and releases of a name take turns (lease_slot::op); a multi_lock
     // takes the names' turns in name order, as every multi_lock does, so they cannot deadlock.
     const auto ops = take_turns(slots);
@@ -239,12 +237,7 @@ class multi_lock_state {
         lost = true;  // its row is not ours any more: nothing to send
         continue;
       }
-      registry.set_releasing(slot, true);
-      struct releasing_guard {
-        lease_registry& r;
-        lease_slot& s;
-        ~releasing_guard() { r.set_releasing(s, false); }
-      } releasing{registry, slot};
+      const releasing_scope releasing(registry, slot);
       try {
         auto conn = impl_.borrow();
         if (table_store(*conn, impl_.sql()).release(names_[k], owner, view.fence, view.depth)) {

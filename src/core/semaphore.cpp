@@ -91,12 +91,7 @@ class permit_state {
       let_go();
       throw not_held(shared_->who.lost_before_release("its lease expired or it was released by force"));
     }
-    registry.set_releasing(*slot_, true);
-    struct releasing_guard {
-      lease_registry& r;
-      lease_slot& s;
-      ~releasing_guard() { r.set_releasing(s, false); }
-    } releasing{registry, *slot_};
+    const releasing_scope releasing(registry, *slot_);
     bool released = false;
     try {
       auto conn = shared_->impl.borrow();
@@ -148,11 +143,7 @@ class semaphore_state {
     const auto& opt = shared_->options;
     const std::string owner = next_permit_owner(registry);
     auto slot = registry.pin(shared_->name, owner, lease_store::permit);
-    struct unpin_guard {
-      lease_registry& r;
-      std::shared_ptr<lease_slot>& s;
-      ~unpin_guard() { r.unpin(s); }
-    } guard{registry, slot};
+    const scoped_pin pinned(registry, slot);
 
     std::lock_guard op(slot->op);
     std::optional<permit_grant> got;

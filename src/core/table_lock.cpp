@@ -48,11 +48,7 @@ class table_lock_state {
     const std::string owner = current_owner();
     auto& registry = impl_.registry();
     auto slot = registry.pin(name_, owner);
-    struct unpin_guard {
-      lease_registry& r;
-      std::shared_ptr<lease_slot>& s;
-      ~unpin_guard() { r.unpin(s); }
-    } guard{registry, slot};
+    const scoped_pin pinned(registry, slot);
 
     std::lock_guard op(slot->op);
     std::optional<acquired> taken;
@@ -122,12 +118,7 @@ class table_lock_state {
       throw not_held(who_.lost_before_release("its lease expired or it was released by force"));
     }
     bool released = false;
-    registry.set_releasing(*slot, true);
-    struct releasing_guard {
-      lease_registry& r;
-      lease_slot& s;
-      ~releasing_guard() { r.set_releasing(s, false); }
-    } releasing{registry, *slot};
+    const releasing_scope releasing(registry, *slot);
     try {
       auto conn = impl_.borrow();
       released = table_store(*conn, impl_.sql()).release(name_, owner, view.fence, view.depth);

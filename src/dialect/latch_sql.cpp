@@ -309,14 +309,7 @@ RETURNING generation)");
 }  // namespace
 
 std::shared_ptr<const latch_sql> latch_statements(dialect_kind kind, const std::string& table) {
-  return per_table_cache<latch_sql>::get(kind, table, [](dialect_kind k, const std::string& t) {
-    switch (k) {
-      case dialect_kind::postgresql: return postgresql(t);
-      case dialect_kind::mysql: return mysql(t);
-      case dialect_kind::sqlite: return sqlite(t);
-    }
-    throw not_supported("unknown dialect");
-  });
+  return per_table_cache<latch_sql>::get(kind, table, postgresql, mysql, sqlite);
 }
 
 }  // namespace sqllock::detail

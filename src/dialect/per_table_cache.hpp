@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "sqllock/database.hpp"
+#include "sqllock/error.hpp"
 
 namespace sqllock::detail {
 
@@ -24,6 +25,20 @@ class per_table_cache {
     auto& entry = cache[{kind, table}];
     if (!entry) entry = std::make_shared<const T>(build(kind, table));
     return entry;
+  }
+
+  // The same, with one builder per dialect.
+  using builder = T (*)(const std::string& table);
+  static std::shared_ptr<const T> get(dialect_kind kind, const std::string& table, builder postgresql, builder mysql,
+                                      builder sqlite) {
+    return get(kind, table, [&](dialect_kind k, const std::string& t) {
+      switch (k) {
+        case dialect_kind::postgresql: return postgresql(t);
+        case dialect_kind::mysql: return mysql(t);
+        case dialect_kind::sqlite: return sqlite(t);
+      }
+      throw not_supported("unknown dialect");
+    });
   }
 };
 

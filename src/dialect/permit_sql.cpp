@@ -6,7 +6,6 @@
 #include "common/sql_text.hpp"
 #include "dialect/per_table_cache.hpp"
 #include "dialect/postgresql_renew.hpp"
-#include "sqllock/error.hpp"
 
 namespace sqllock::detail {
 namespace {
@@ -193,14 +192,7 @@ RETURNING fence)");
 }  // namespace
 
 std::shared_ptr<const permit_sql> permit_statements(dialect_kind kind, const std::string& table) {
-  return per_table_cache<permit_sql>::get(kind, table, [](dialect_kind k, const std::string& t) {
-    switch (k) {
-      case dialect_kind::postgresql: return postgresql(t);
-      case dialect_kind::mysql: return mysql(t);
-      case dialect_kind::sqlite: return sqlite(t);
-    }
-    throw not_supported("unknown dialect");
-  });
+  return per_table_cache<permit_sql>::get(kind, table, postgresql, mysql, sqlite);
 }
 
 }  // namespace sqllock::detail
