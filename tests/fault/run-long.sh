@@ -26,6 +26,12 @@ runs=(
   "--database postgresql --kind semaphore"
   "--database mariadb --kind semaphore"
   "--database sqlite --kind semaphore"
+  "--database postgresql --kind multi"
+  "--database mariadb --kind multi"
+  "--database sqlite --kind multi"
+  "--database postgresql --kind latch --latch-count 8"
+  "--database mariadb --kind latch --latch-count 8"
+  "--database sqlite --kind latch --latch-count 8"
   "--database postgresql --kind table --setup pgaf --resources 6"
   "--database postgresql --kind advisory --setup pgaf --resources 6"
   "--database mariadb --kind table --setup galera"
@@ -43,6 +49,12 @@ echo "==== negative controls"
   --expect-violation server-overlap || failed=$((failed + 1))
 "$bin" --database mariadb --kind named --setup galera --seconds 30 --restarts 0 --uri-params galera=pinned \
   --expect-violation client-overlap || failed=$((failed + 1))
+"$bin" --database postgresql --kind semaphore --permits 2 --seconds 30 --control count-then-insert --restarts 0 \
+  --expect-violation server-overcommit || failed=$((failed + 1))
+"$bin" --database postgresql --kind latch --latch-count 8 --seconds 30 --control rogue-count-down --restarts 0 \
+  --expect-violation double-count --expect-violation early-open || failed=$((failed + 1))
+"$bin" --database postgresql --kind multi --names-per-set 3 --resources 6 --seconds 30 --control sequential-multi \
+  --restarts 0 --expect-violation partial-grant || failed=$((failed + 1))
 echo "==== refusals"
 "$bin" --database mariadb --kind named,row --setup galera --seconds 30 --expect-refusal || failed=$((failed + 1))
 echo "run-long.sh: $failed failed run(s)"
