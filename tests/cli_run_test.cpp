@@ -673,7 +673,7 @@ TEST_F(CliRunSqliteTest, BadInputIsAUsageError) {
   run_cli({"run", "--db", uri_, "--lock", "x", "--wait", "5x", "--", "true"}, dir_, &err);
   EXPECT_NE(err.find("500ms, 30s, 5m, 1h"), std::string::npos) << "the message shows the accepted forms: " << err;
   run_cli({"run", "--db", uri_, "--lock", "x", "--kind", "bogus", "--", "true"}, dir_, &err);
-  EXPECT_NE(err.find("use table, row, advisory or named"), std::string::npos) << err;
+  EXPECT_NE(err.find("use table, semaphore, row, advisory or named"), std::string::npos) << err;
   run_cli({"run", "--lock", "x", "--db", "--frobnicate", "--", "true"}, dir_, &err);
   EXPECT_NE(err.find("--db needs a value, not the option --frobnicate"), std::string::npos) << err;
   EXPECT_EQ(run_cli({"run", "--db", uri_, "--lock=--dashes", "--", "true"}, dir_, &err), 0)

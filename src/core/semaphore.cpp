@@ -84,33 +84,36 @@ class permit_state {
   void release() {
     if (!slot_) throw not_held(std::string("release(): ") + kEmptyPermit);
     auto& registry = shared_->impl.registry();
-    std::lock_guard op(slot_->op);
+    // Our own reference: let_go() drops slot_, and the registry may then free the slot while the
+    // lock on its op and the releasing scope still refer to it.
+    const std::shared_ptr<lease_slot> slot = slot_;
+    std::lock_guard op(slot->op);
     const auto v = view();
     if (!v.held) {
-      registry.forget(*slot_);
+      registry.forget(*slot);
       let_go();
       throw not_held(shared_->who.lost_before_release("its lease expired or it was released by force"));
     }
-    const releasing_scope releasing(registry, *slot_);
+    const releasing_scope releasing(registry, *slot);
     bool released = false;
     try {
       auto conn = shared_->impl.borrow();
-      released = shared_->store(*conn).release(slot_->resource, slot_->owner, v.fence);
+      released = shared_->store(*conn).release(slot->resource, slot->owner, v.fence);
     } catch (...) {
       // Stop renewing: if the release did not happen, the row runs out with its lease (or the
       // watchdog deletes it as an orphan).
-      registry.forget(*slot_);
+      registry.forget(*slot);
       let_go();
       throw;
     }
     if (!released) {
-      registry.mark_lost(*slot_);
-      registry.forget(*slot_);
+      registry.mark_lost(*slot);
+      registry.forget(*slot);
       let_go();
       throw not_held(shared_->who.what() + " is no longer held: its lease expired and another holder took the slot "
                      "over (or it was released by force)");
     }
-    registry.record_released(*slot_);
+    registry.record_released(*slot);
     let_go();
   }
 
