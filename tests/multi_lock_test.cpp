@@ -252,7 +252,11 @@ TEST_P(MultiLockTest, BadInputIsRefusedBeforeAnythingIsSent) {
   ASSERT_TRUE(bystander.try_lock());
   const auto before = read_lock_state(db);
   names too_many;
-  for (std::size_t i = 0; i <= multi_lock::max_names; ++i) too_many.push_back("n" + std::to_string(i));
+  for (std::size_t i = 0; i <= multi_lock::max_names; ++i) {
+    std::string name = "n";  // appended: "n" + std::to_string(i) trips g++ 12's false -Wrestrict at -O3
+    name += std::to_string(i);
+    too_many.push_back(std::move(name));
+  }
   struct bad_set {
     std::string label;
     names set;

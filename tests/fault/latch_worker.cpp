@@ -57,8 +57,13 @@ class latch_thread {
           if (const auto g = l.try_create(a_.cfg.latch_count)) h_.write('C', index_, mono_ns(), l.name(), *g);
           continue;
         }
-        const std::string who = "p" + std::to_string(::getpid()) + "." + std::to_string(index_) + "." +
-                                std::to_string(st->generation);
+        // Appended piece by piece: "p" + std::to_string(…) trips g++ 12's false -Wrestrict at -O3.
+        std::string who = "p";
+        who += std::to_string(::getpid());
+        who += '.';
+        who += std::to_string(index_);
+        who += '.';
+        who += std::to_string(st->generation);
         if (rogue)
           rogue_count_down(l.name(), st->generation, who);
         else if (std::find(st->arrived.begin(), st->arrived.end(), who) == st->arrived.end())
