@@ -90,7 +90,9 @@ peer_version=$(node -p "require('$work/npm/node_modules/advisory-lock/package.js
 # ---- sqllock, raw SQL in the same process, Redis
 export SQLLOCK_BENCH_SECONDS=$seconds SQLLOCK_BENCH_MAX_ROWS=$max_rows
 say "sqllock_bench (every case but the cycles and memory)"
-"$bench" --benchmark_filter='-memory|cycle_t|count_down' --benchmark_out="$work/bench.json" --benchmark_out_format=json >&2
+# One benchmark filter's cases, written as JSON to a file.
+bench_to() { "$bench" --benchmark_filter="$1" --benchmark_out="$2" --benchmark_out_format=json >&2; }
+bench_to '-memory|cycle_t|count_down' "$work/bench.json"
 # sqllock and its raw twin alternate, twice each, so a change in the machine's load between them
 # hits both; the report takes the better of the two runs of each.
 mkdir "$work/cycles"
@@ -99,8 +101,7 @@ for pair in table.pg table.mariadb table.sqlite advisory.pg named.mariadb row.pg
   for t in 1 8; do
     for round in 1 2; do
       for impl in raw sqllock; do
-        "$bench" --benchmark_filter="^$impl\.$pair\.cycle_t$t/" \
-          --benchmark_out="$work/cycles/$impl.$pair.t$t.$round.json" --benchmark_out_format=json >&2
+        bench_to "^$impl\.$pair\.cycle_t$t/" "$work/cycles/$impl.$pair.t$t.$round.json"
       done
     done
   done
@@ -111,8 +112,7 @@ for db in pg mariadb sqlite; do
     for t in 1 8; do
       for round in 1 2; do
         for impl in raw sqllock; do
-          "$bench" --benchmark_filter="^$impl\.latch\.$db\.${c}_t$t/" \
-            --benchmark_out="$work/cycles/$impl.latch.$db.$c.t$t.$round.json" --benchmark_out_format=json >&2
+          bench_to "^$impl\.latch\.$db\.${c}_t$t/" "$work/cycles/$impl.latch.$db.$c.t$t.$round.json"
         done
       done
     done
@@ -123,8 +123,7 @@ for db in pg mariadb sqlite; do
   for t in 1 8; do
     for round in 1 2; do
       for kind in table10 multi10; do
-        "$bench" --benchmark_filter="^sqllock\.$kind\.$db\.cycle_t$t/" \
-          --benchmark_out="$work/cycles/sqllock.$kind.$db.t$t.$round.json" --benchmark_out_format=json >&2
+        bench_to "^sqllock\.$kind\.$db\.cycle_t$t/" "$work/cycles/sqllock.$kind.$db.t$t.$round.json"
       done
     done
   done
@@ -134,19 +133,16 @@ done
 for pair in table.pg_unnamed advisory.pg_unnamed; do
   for t in 1 8; do
     for round in 1 2; do
-      "$bench" --benchmark_filter="^sqllock\.$pair\.cycle_t$t/" \
-        --benchmark_out="$work/cycles/sqllock.$pair.t$t.$round.json" --benchmark_out_format=json >&2
+      bench_to "^sqllock\.$pair\.cycle_t$t/" "$work/cycles/sqllock.$pair.t$t.$round.json"
     done
   done
 done
 for round in 1 2; do
-  "$bench" --benchmark_filter='^peer\.redis' --benchmark_out="$work/cycles/redis.$round.json" \
-    --benchmark_out_format=json >&2
+  bench_to '^peer\.redis' "$work/cycles/redis.$round.json"
 done
 # Memory cases each in a fresh process, so no freed memory of another case hides growth.
 for c in table.pg table.mariadb table.sqlite advisory.pg named.mariadb; do
-  "$bench" --benchmark_filter="^sqllock\.$c\.memory" --benchmark_out="$work/memory-$c.json" \
-    --benchmark_out_format=json >&2
+  bench_to "^sqllock\.$c\.memory" "$work/memory-$c.json"
 done
 
 # ---- the same SQL through pgbench and the mariadb client

@@ -24,6 +24,7 @@
 #include "core/database_impl.hpp"
 #include "core/lease_registry.hpp"
 #include "core/open_session.hpp"
+#include "dialect/postgresql_keys.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/multi_lock.hpp"
 #include "sqllock/table_lock.hpp"
@@ -539,7 +540,7 @@ TEST_P(MultiLockServerTest, ADeadlockVictimIsNotAcquiredAndHoldsNothing) {
   if (GetParam().dialect == dialect_kind::postgresql) {
     // The keys every acquire of a name takes first.
     const auto key = [](const std::string& name) {
-      return "pg_advisory_xact_lock(hashtextextended(CAST('" + name + "' AS text), 7596553087245575019))";
+      return "pg_advisory_xact_lock(" + detail::pg_acquire_key("CAST('" + name + "' AS text)") + ")";
     };
     second = "b";
     other->exec_direct("BEGIN");

@@ -170,37 +170,29 @@ std::string short_name(dialect_kind d) {
   return "sqlite";
 }
 
-const lock_kind& semaphore_kind(std::int64_t permits) {
-  const std::string name = permits == 4 ? "semaphore" : "semaphore_" + std::to_string(permits);
+// A kind on every database whose lockers are `Locker(db, key, arg)`, made once per name.
+template <class Locker, class Arg>
+const lock_kind& every_database_kind(const std::string& name, Arg arg) {
   return cached_kind(name, [&] {
     using d = dialect_kind;
     return lock_kind{name, {d::postgresql, d::mysql, d::sqlite}, false,
-                     [permits](const database& db, const std::string& key, const std::string&) -> std::unique_ptr<locker> {
-                       return std::make_unique<semaphore_locker>(db, key, permits);
+                     [arg](const database& db, const std::string& key, const std::string&) -> std::unique_ptr<locker> {
+                       return std::make_unique<Locker>(db, key, arg);
                      }};
   });
+}
+
+const lock_kind& semaphore_kind(std::int64_t permits) {
+  return every_database_kind<semaphore_locker>(permits == 4 ? "semaphore" : "semaphore_" + std::to_string(permits),
+                                               permits);
 }
 
 const lock_kind& multi_kind(std::size_t names) {
-  const std::string name = "multi" + std::to_string(names);
-  return cached_kind(name, [&] {
-    using d = dialect_kind;
-    return lock_kind{name, {d::postgresql, d::mysql, d::sqlite}, false,
-                     [names](const database& db, const std::string& key, const std::string&) -> std::unique_ptr<locker> {
-                       return std::make_unique<multi_locker>(db, key, names);
-                     }};
-  });
+  return every_database_kind<multi_locker>("multi" + std::to_string(names), names);
 }
 
 const lock_kind& table_seq_kind(std::size_t names) {
-  const std::string name = "table" + std::to_string(names);
-  return cached_kind(name, [&] {
-    using d = dialect_kind;
-    return lock_kind{name, {d::postgresql, d::mysql, d::sqlite}, false,
-                     [names](const database& db, const std::string& key, const std::string&) -> std::unique_ptr<locker> {
-                       return std::make_unique<table_seq_locker>(db, key, names);
-                     }};
-  });
+  return every_database_kind<table_seq_locker>("table" + std::to_string(names), names);
 }
 
 const std::vector<lock_kind>& lock_kinds() {

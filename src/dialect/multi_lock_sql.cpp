@@ -8,6 +8,7 @@
 
 #include "common/sql_text.hpp"
 #include "dialect/dialect.hpp"
+#include "dialect/postgresql_keys.hpp"
 
 namespace sqllock::detail {
 namespace {
@@ -60,17 +61,11 @@ multi_lock_sql postgresql(const std::string& table, std::size_t n) {
   s.kind = dialect_kind::postgresql;
   s.names = n;
   s.in_transaction = true;
-  std::string values;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (i > 0) values += ", ";
-    values += "(CAST($" + std::to_string(kFirstName + i) + " AS text))";
-  }
   s.acquire = expand_table_template(
-                  "WITH n(resource) AS (VALUES " + values + "),\n"
+                  "WITH n(resource) AS (VALUES " + parameter_list(kFirstName, n, "(CAST(", " AS text))") + "),\n"
                   "c AS MATERIALIZED (\n"
                   "  SELECT clock_timestamp() AS now\n"
-                  "  FROM (SELECT count(pg_advisory_xact_lock(\n"
-                  "                 hashtextextended(n.resource, 7596553087245575019))) AS locked\n"
+                  "  FROM (SELECT count(pg_advisory_xact_lock(" + pg_acquire_key("n.resource") + ")) AS locked\n"
                   "        FROM n OFFSET 0) AS g\n"
                   "  WHERE NOT EXISTS (SELECT 1 FROM {{table}} AS o WHERE o.resource IN (SELECT resource FROM n)\n"
                   "                    AND o.owner_token <> CAST($1 AS text) AND o.expires_at > clock_timestamp()))\n"

@@ -3,6 +3,7 @@
 
 #include "common/sql_text.hpp"
 #include "dialect/dialect.hpp"
+#include "dialect/postgresql_keys.hpp"
 #include "dialect/postgresql_renew.hpp"
 
 namespace sqllock::detail {
@@ -60,7 +61,7 @@ SELECT CAST($1 AS text), CAST($2 AS text), CAST($3 AS text), 1, nextval('{{table
     CAST($4 AS text), CAST($5 AS bigint), CAST($6 AS text), CAST($7 AS bigint), CAST($8 AS integer) <> 0,
     t.now, t.now, t.now + CAST($7 AS bigint) * interval '1 millisecond'
 FROM (SELECT clock_timestamp() AS now
-      FROM (SELECT pg_advisory_xact_lock(hashtextextended(CAST($1 AS text), 7596553087245575019)) OFFSET 0) AS g
+      FROM (SELECT pg_advisory_xact_lock(ACQUIRE_KEY) OFFSET 0) AS g
      ) AS t
 ON CONFLICT (resource) DO UPDATE SET
     count = CASE WHEN l.owner_token = EXCLUDED.owner_token AND l.expires_at > EXCLUDED.acquired_at
@@ -80,7 +81,9 @@ ON CONFLICT (resource) DO UPDATE SET
     expires_at = EXCLUDED.expires_at
 WHERE l.owner_token = EXCLUDED.owner_token OR l.expires_at <= EXCLUDED.acquired_at
 RETURNING count, fence)";
-  d.acquire = expand_table_template(kAcquire, d.kind, table);
+  std::string acquire(kAcquire);
+  acquire.replace(acquire.find("ACQUIRE_KEY"), std::string_view("ACQUIRE_KEY").size(), pg_acquire_key("CAST($1 AS text)"));
+  d.acquire = expand_table_template(acquire, d.kind, table);
   d.lease_remaining = expand_table_template(
       "SELECT GREATEST(0, CAST(EXTRACT(EPOCH FROM (expires_at - clock_timestamp())) * 1000 AS bigint)) "
       "FROM {{table}} WHERE resource = $1",
