@@ -537,15 +537,16 @@ TEST_P(MultiLockServerTest, ADeadlockVictimIsNotAcquiredAndHoldsNothing) {
   auto& impl = detail::database_access::impl(db);
   auto other = impl.borrow();
   std::string first = "a", second, take_first;
+  // The key every acquire of a name takes first (PostgreSQL).
+  const auto key = [](const std::string& name) { return detail::pg_acquire_key("CAST('" + name + "' AS text)"); };
   if (GetParam().dialect == dialect_kind::postgresql) {
-    // The keys every acquire of a name takes first.
-    const auto key = [](const std::string& name) {
-      return "pg_advisory_xact_lock(" + detail::pg_acquire_key("CAST('" + name + "' AS text)") + ")";
-    };
-    second = "b";
+    // The keys are per name, not per table: names of their own, or the same test running at once
+    // for another driver on the same server would queue on these keys too (and did, in CI).
+    first = unique_name("a");
+    second = unique_name("b");  // sorts after `first`: the attempt takes `first` and then waits
     other->exec_direct("BEGIN");
-    other->exec_direct("SELECT " + key(second));
-    take_first = "SELECT " + key(first);
+    other->exec_direct("SELECT pg_advisory_xact_lock(" + key(second) + ")");
+    take_first = "SELECT pg_advisory_xact_lock(" + key(first) + ")";
   } else {
     const std::string scratch = unique_name("scratch");
     auto owner = open_owner();
@@ -563,11 +564,15 @@ TEST_P(MultiLockServerTest, ADeadlockVictimIsNotAcquiredAndHoldsNothing) {
   auto attempt = std::async(std::launch::async, [&] { return set.try_lock(); });
   // Until the attempt holds what it needs for `first` and waits for `second`. PostgreSQL shows the
   // wait in pg_locks (a fixed 300 ms sleep was too short under the sanitizers on a loaded
-  // machine); InnoDB's lock waits need the PROCESS privilege to see, so there a scaled sleep.
+  // machine), the key of `second` split in two 32-bit halves; InnoDB's lock waits need the
+  // PROCESS privilege to see, so there a scaled sleep.
   if (GetParam().dialect == dialect_kind::postgresql) {
+    const std::string waiting = "SELECT COUNT(*) FROM pg_locks, (SELECT " + key(second) +
+                                " AS k) AS w WHERE locktype = 'advisory' AND NOT granted"
+                                " AND CAST(classid AS bigint) = (w.k >> 32) & 4294967295"
+                                " AND CAST(objid AS bigint) = w.k & 4294967295";
     const auto until = std::chrono::steady_clock::now() + scaled(10s);
-    while (sql(db, "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").rows.at(0).at(0) ==
-               std::optional<std::string>("0") &&
+    while (sql(db, waiting).rows.at(0).at(0) == std::optional<std::string>("0") &&
            std::chrono::steady_clock::now() < until)
       std::this_thread::sleep_for(20ms);
   } else {
