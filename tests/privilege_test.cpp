@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "dialect/queue_sql.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/migrate.hpp"
 #include "sqllock/status.hpp"
@@ -73,6 +74,31 @@ TEST_P(PrivilegeTest, TheRuntimeRoleLocksDrawsFencesAndReadsStatus) {
   EXPECT_GT(lock.fence(), first);
   lock.unlock();
   EXPECT_EQ(rows(db), 0);
+}
+
+TEST_P(PrivilegeTest, TheRuntimeRoleEnqueuesOnTheWaitQueueAndDrawsTickets) {
+  // Schema 5's queue (dialect/queue_sql.hpp): its tickets come from the same fence source.
+  auto db = open();
+  const auto q = detail::queue_statements(GetParam().dialect, table_);
+  const auto enqueue = [&](const std::string& owner) {
+    auto c = detail::database_access::impl(db).borrow();
+    auto r = c->exec(q->enqueue, std::vector<detail::value>{std::string("job"), std::string("F"), owner,
+                                                            std::string("s"), std::string("h"), std::int64_t{1},
+                                                            std::string("t"), std::int64_t{60000}, std::int64_t{1},
+                                                            std::int64_t{1}});
+    if (q->enqueue_reads_back)
+      r = c->exec(q->enqueue_readback, std::vector<detail::value>{std::string("job"), std::string("F"), owner});
+    return std::stoll(r.rows.at(0).at(0).value());
+  };
+  const auto first = enqueue("a");
+  EXPECT_GT(first, 0) << "the ticket source (PostgreSQL sequence, MySQL trigger) ran for the runtime role";
+  EXPECT_GT(enqueue("b"), first);
+  const std::vector<detail::value> key = {std::string("job"), std::string("F"), first, std::string("a")};
+  auto c = detail::database_access::impl(db).borrow();
+  (void)c->exec(q->check, key);  // the check deletes (nothing here) …
+  if (!q->check_read.empty()) (void)c->exec(q->check_read, key);
+  (void)c->exec(q->renew, std::vector<detail::value>{std::string("s")});  // … and the renewal updates
+  EXPECT_EQ(std::stoll(sql(db, "SELECT COUNT(*) FROM " + table_ + "_queue").rows.at(0).at(0).value()), 2);
 }
 
 TEST_P(PrivilegeTest, MigratingAsTheRuntimeRoleFailsAndSaysToMigrateAsTheOwner) {

@@ -5,6 +5,8 @@
 
 #include "core/database_impl.hpp"
 #include "core/permit_store.hpp"
+#include "core/queue_store.hpp"
+#include "dialect/renewal_sql.hpp"
 #include "common/identity.hpp"
 #include "sqllock/error.hpp"
 
@@ -41,7 +43,7 @@ void lease_registry::unpin(const std::shared_ptr<lease_slot>& slot) {
 }
 
 std::uint64_t lease_registry::record_acquired(lease_slot& slot, const acquired& got, std::chrono::milliseconds lease,
-                                              bool auto_renew, steady::time_point sent) {
+                                              bool auto_renew, steady::time_point sent, bool queued) {
   callbacks lost;
   std::uint64_t generation = 0;
   bool wake = false;
@@ -53,6 +55,7 @@ std::uint64_t lease_registry::record_acquired(lease_slot& slot, const acquired& 
     }
     if (slot.depth == 0) {  // a new hold
       slot.fence = got.fence;
+      slot.queued = queued;
       slot.loss.rearm();
       ++slot.generation;
     }
@@ -69,6 +72,19 @@ std::uint64_t lease_registry::record_acquired(lease_slot& slot, const acquired& 
   if (wake) changed_.notify_all();
   run_callbacks(lost);
   return generation;
+}
+
+bool lease_registry::record_granted(lease_slot& slot, std::uint64_t generation) {
+  std::lock_guard lock(mu_);
+  if (slot.generation != generation || slot.depth == 0 || slot.loss.fired() || clock_.now() >= slot.deadline)
+    return false;
+  slot.queued = false;
+  return true;
+}
+
+void lease_registry::record_levels(lease_slot& slot, std::int64_t depth) {
+  std::lock_guard lock(mu_);
+  slot.depth = depth;
 }
 
 void lease_registry::record_released(lease_slot& slot) {
@@ -99,7 +115,8 @@ void lease_registry::mark_lost(lease_slot& slot) {
 hold_view lease_registry::view(const lease_slot& slot) const {
   std::lock_guard lock(mu_);
   hold_view v;
-  v.held = slot.depth > 0 && !slot.loss.fired();
+  v.held = slot.depth > 0 && !slot.loss.fired() && !slot.queued;
+  v.queued = slot.depth > 0 && slot.queued && !slot.loss.fired();
   v.depth = slot.depth;
   v.fence = slot.fence;
   v.generation = slot.generation;
@@ -128,27 +145,48 @@ callbacks lease_registry::expire_overdue(steady::time_point now) {
   return out;
 }
 
-std::vector<held_lease> lease_registry::renew_stores(bool locks, bool permits) {
+std::vector<held_lease> lease_registry::renew_stores(unsigned tables) {
+  const auto steps = renewal_statements(db_.dialect(), db_.options().table, tables);
   auto conn = db_.borrow();
-  if (!permits) return table_store(*conn, db_.sql()).renew(session_);
-  const auto sql = permit_statements(db_.dialect(), db_.options().table);
-  return permit_store(*conn, *sql, db_.sql().wakeup_channel).renew(session_, locks, db_.sql());
+  const value params[] = {session_};
+  std::vector<held_lease> held;
+  for (const auto& step : *steps) {
+    auto res = run_lease_statement(*conn, db_.dialect(), step.statement, params);
+    if (!step.readback.empty()) res = run_lease_statement(*conn, db_.dialect(), step.readback, params);
+    auto rows = read_held_leases(res, step.tag ? lease_store_of_tag(step.tag) : lease_store::lock, step.tag == 0);
+    held.insert(held.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
+  }
+  return held;
 }
+
+namespace {
+
+// The renewal_table bit of a store.
+unsigned table_of(lease_store store) {
+  switch (store) {
+    case lease_store::lock: return renew_locks;
+    case lease_store::permit: return renew_permits;
+    case lease_store::fair:
+    case lease_store::rw: return renew_queue;
+  }
+  return renew_locks;
+}
+
+}  // namespace
 
 callbacks lease_registry::renew_once() {
   const auto sent = clock_.now();
-  bool locks = false;
-  bool permits = false;
+  unsigned tables = 0;
   {
     std::lock_guard lock(mu_);
     for (const auto& [k, s] : slots_) {
       if (s->depth == 0 || s->loss.fired() || !s->auto_renew) continue;
-      (s->store == lease_store::permit ? permits : locks) = true;
+      tables |= table_of(s->store);
     }
   }
   std::vector<held_lease> held;
   try {
-    held = renew_stores(locks || !permits, permits);
+    held = renew_stores(tables ? tables : renew_locks);
   } catch (const std::exception&) {
     // Try again soon; holds whose deadline passes meanwhile are expired by the caller.
     std::lock_guard lock(mu_);
@@ -184,11 +222,20 @@ callbacks lease_registry::renew_once() {
   for (const auto& o : orphans) {
     try {
       auto conn = db_.borrow();
-      if (o.store == lease_store::permit) {
-        const auto sql = permit_statements(db_.dialect(), db_.options().table);
-        permit_store(*conn, *sql, db_.sql().wakeup_channel).release(o.resource, o.owner, o.fence);
-      } else {
-        table_store(*conn, db_.sql()).release(o.resource, o.owner, o.fence, 1);
+      switch (o.store) {
+        case lease_store::permit: {
+          const auto sql = permit_statements(db_.dialect(), db_.options().table);
+          permit_store(*conn, *sql, db_.sql().wakeup_channel).release(o.resource, o.owner, o.fence);
+          break;
+        }
+        case lease_store::fair:
+        case lease_store::rw: {
+          const auto sql = queue_statements(db_.dialect(), db_.options().table);
+          queue_store(*conn, *sql, db_.sql().wakeup_channel)
+              .leave(o.resource, o.store == lease_store::fair ? queue_kind::fair : queue_kind::rw, o.fence, o.owner);
+          break;
+        }
+        case lease_store::lock: table_store(*conn, db_.sql()).release(o.resource, o.owner, o.fence, 1); break;
       }
     } catch (const std::exception&) {  // its lease runs out on its own
     }

@@ -1,11 +1,12 @@
-// What one database handle holds in the lock table and the permits table, and the watchdog that
-// keeps it alive.
+// What one database handle holds in the lock table, the permits table and the wait queue, and the
+// watchdog that keeps it alive.
 //
 // Every (store, resource, owner) the handle is acquiring or holding has a lease_slot: a lock row
-// (table_lock, multi_lock) or a semaphore permit. The watchdog —
-// one thread per handle, started with the first hold — renews all auto-renew leases of the
-// handle in one statement per period and table (one for both tables on PostgreSQL) (ttl/3 of the shortest lease), so renewal traffic does not
-// grow with the number of locks. A hold whose lease could not be confirmed before it ran out
+// (table_lock, multi_lock), a semaphore permit, or a wait-queue entry (fair_lock, rw_lock), which
+// is leased while it waits (`queued`) as well as while it holds. The watchdog — one thread per
+// handle, started with the first hold — renews all auto-renew leases of the handle every ttl/3
+// of the shortest lease, in one statement on PostgreSQL and one per table in use elsewhere
+// (dialect/renewal_sql.hpp), so renewal traffic does not grow with the number of locks. A hold whose lease could not be confirmed before it ran out
 // (renewal failed, or the row was deleted or taken over) is marked lost: its loss_signal fires
 // and its on_lost callbacks run on the watchdog thread. All timing reads the handle's clock
 // (core/clock.hpp), so unit tests run these rules on a fake one.
@@ -44,6 +45,9 @@ struct lease_slot {
   // Everything below is guarded by the registry's mutex.
   int pins = 0;
   std::int64_t depth = 0;  // 0: not held
+  // A wait-queue entry that is not yet at its turn: renewed like a hold, but not held (a lost one
+  // has no callbacks to run: the waiter finds out at its next check and queues again).
+  bool queued = false;
   std::int64_t fence = 0;
   std::uint64_t generation = 0;  // increases with every new hold (new fence)
   std::chrono::milliseconds lease{0};
@@ -60,7 +64,8 @@ struct lease_slot {
 
 // A consistent copy of a slot's state.
 struct hold_view {
-  bool held = false;  // depth > 0 and not lost
+  bool held = false;    // depth > 0, not lost and not queued
+  bool queued = false;  // a waiting queue entry (depth > 0, not lost, not held)
   std::int64_t depth = 0;
   std::int64_t fence = 0;
   std::uint64_t generation = 0;
@@ -85,10 +90,18 @@ class lease_registry {
   void unpin(const std::shared_ptr<lease_slot>& slot);
 
   // Records an acquisition whose statement was sent at `sent`. A fence other than the slot's
-  // current one is a new hold: a previous hold that had not been released is marked lost.
+  // current one is a new hold: a previous hold that had not been released is marked lost. A new
+  // hold that is `queued` is a waiting queue entry (fence = its ticket) until record_granted.
   // Returns the hold's generation.
   std::uint64_t record_acquired(lease_slot& slot, const acquired& got, std::chrono::milliseconds lease,
-                                bool auto_renew, steady::time_point sent);
+                                bool auto_renew, steady::time_point sent, bool queued = false);
+  // A queued entry of `generation` is at its turn: it holds from now on, with the lease deadline
+  // it has (the check that found it at its turn extends nothing). False when that entry was lost
+  // or replaced meanwhile, or its deadline has passed (the waiter queues again).
+  bool record_granted(lease_slot& slot, std::uint64_t generation);
+  // Records that the current hold (or queued entry) now has `depth` levels, without touching its
+  // lease: for kinds whose added level does not extend the lease (a wait-queue entry).
+  void record_levels(lease_slot& slot, std::int64_t depth);
   // Records the release of one level (depth − 1).
   void record_released(lease_slot& slot);
   // Drops the hold without touching the database (its row is gone or not ours any more).
@@ -106,7 +119,7 @@ class lease_registry {
   // One renewal round; returns callbacks of holds found lost.
   callbacks renew_once();
   // The leases of this handle still held, per the renewal statements of the stores in use.
-  std::vector<held_lease> renew_stores(bool locks, bool permits);
+  std::vector<held_lease> renew_stores(unsigned tables);
   callbacks expire_overdue(steady::time_point now);  // requires mu_
   steady::time_point next_wakeup() const;            // requires mu_
 

@@ -84,18 +84,4 @@ bool permit_store::release(const std::string& resource, const std::string& owner
   return !res.rows.empty() || res.affected > 0;
 }
 
-std::vector<held_lease> permit_store::renew(const std::string& session, bool and_locks, const dialect_sql& lock_sql) {
-  const value params[] = {session};
-  if (and_locks && !sql_.renew_with_locks.empty())
-    return read_held_leases(run(sql_.renew_with_locks, params), lease_store::permit, true);
-  auto res = run(sql_.renew, params);
-  if (sql_.renew_reads_back) res = run(sql_.renew_readback, params);
-  auto out = read_held_leases(res, lease_store::permit);
-  if (and_locks) {
-    auto locks = table_store(conn_, lock_sql).renew(session);
-    out.insert(out.end(), std::make_move_iterator(locks.begin()), std::make_move_iterator(locks.end()));
-  }
-  return out;
-}
-
 }  // namespace sqllock::detail

@@ -46,11 +46,6 @@ class permit_store {
   // Deletes the permit (owner and fence must match). False when it is not there any more.
   bool release(const std::string& resource, const std::string& owner, std::int64_t fence);
 
-  // Extends every live auto-renew permit of `session`; with `and_locks`, its lock rows too (one
-  // statement where the dialect has one, else the lock table's own renewal after this one).
-  // Returns the leases still held.
-  std::vector<held_lease> renew(const std::string& session, bool and_locks, const dialect_sql& lock_sql);
-
  private:
   result run(const std::string& sql, std::span<const value> params);
 

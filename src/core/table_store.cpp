@@ -45,11 +45,22 @@ result run_lease_statement(connection& conn, dialect_kind kind, const std::strin
   }
 }
 
+lease_store lease_store_of_tag(char tag) {
+  switch (tag) {
+    case 'l': return lease_store::lock;
+    case 'p': return lease_store::permit;
+    case 'F': return lease_store::fair;
+    case 'R': return lease_store::rw;
+    default: throw backend_error(std::string("a renewal returned a row of an unknown store '") + tag + "'", "", 0);
+  }
+}
+
 std::vector<held_lease> read_held_leases(const result& res, lease_store store, bool store_column) {
   std::vector<held_lease> out;
   out.reserve(res.rows.size());
   for (const auto& r : res.rows) {
-    const auto st = store_column ? (r.at(3).value_or("") == "p" ? lease_store::permit : lease_store::lock) : store;
+    const auto tag = store_column ? r.at(3).value_or("") : std::string();
+    const auto st = store_column ? lease_store_of_tag(tag.size() == 1 ? tag[0] : '?') : store;
     out.push_back({r.at(0).value_or(""), r.at(1).value_or(""), field_int64(r.at(2), "fence"), st});
   }
   return out;

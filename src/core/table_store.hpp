@@ -26,8 +26,14 @@ struct acquired {
   std::int64_t fence;
 };
 
-// The table a lease row lives in: the lock table, or the semaphore permits table.
-enum class lease_store { lock, permit };
+// The table a lease row lives in: the lock table, the semaphore permits table, or the wait queue
+// (an entry of a fair lock or of a read-write lock: the two kinds of entry of one resource and
+// owner are different rows).
+enum class lease_store { lock, permit, fair, rw };
+
+// The store a renewal row's tag names: 'l' lock row, 'p' permit, 'F' fair-lock entry, 'R'
+// read-write entry (dialect/renewal_sql.hpp). Throws backend_error for any other tag.
+lease_store lease_store_of_tag(char tag);
 
 struct held_lease {
   std::string resource;
@@ -42,8 +48,8 @@ struct held_lease {
 // backend_error (classified, core/error_translation.hpp) / schema_error otherwise.
 result run_lease_statement(connection& conn, dialect_kind kind, const std::string& sql, std::span<const value> params);
 
-// The (resource, owner, fence) rows a renewal statement returned, with a fourth column 'p' or 'l'
-// naming the store when `store_column`, else all of `store`.
+// The (resource, owner, fence) rows a renewal statement returned, with a fourth column tagging the
+// store of each (lease_store_of_tag) when `store_column`, else all of `store`.
 std::vector<held_lease> read_held_leases(const result& res, lease_store store, bool store_column = false);
 
 // Statements on one connection. Every function throws outcome_unknown when the connection broke

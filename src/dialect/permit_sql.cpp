@@ -71,20 +71,7 @@ SELECT f.slot, g.fence FROM free AS f LEFT JOIN got AS g ON g.slot = f.slot)");
       "SELECT pg_notify(CAST($4 AS text), resource) FROM gone");
 
   // The same rules as the lock renewal (dialect/postgresql_renew.hpp).
-  constexpr std::string_view kRenewPermits =
-      "kp AS MATERIALIZED (SELECT resource, slot FROM {{table_permits}} "
-      "WHERE holder_session = $1 AND auto_renew AND expires_at > (SELECT now FROM t) "
-      "ORDER BY resource, slot FOR UPDATE), "
-      "p AS (UPDATE {{table_permits}} AS x SET renewed_at = t.now, "
-      "expires_at = GREATEST(x.expires_at, t.now + x.lease_ms * interval '1 millisecond') "
-      "FROM t, kp WHERE x.resource = kp.resource AND x.slot = kp.slot "
-      "AND x.holder_session = $1 AND x.auto_renew AND x.expires_at > t.now "
-      "RETURNING x.resource, x.owner_token, x.fence)";
-  const std::string now(kPgRenewClock);
-  s.renew = t(now + std::string(kRenewPermits) + " SELECT resource, owner_token, fence FROM p");
-  s.renew_with_locks = t(now + std::string(kPgRenewLocks) + ", " + std::string(kRenewPermits) +
-                         " SELECT resource, owner_token, fence, 'l' FROM l"
-                         " UNION ALL SELECT resource, owner_token, fence, 'p' FROM p");
+  s.renew = t(std::string(kPgRenewClock) + std::string(kPgRenewPermits) + " SELECT resource, owner_token, fence FROM p");
   return s;
 }
 

@@ -2,7 +2,7 @@
 // own table, `<table>_permits` (migration 0003): one row per held slot (resource, slot), a lease
 // like a lock row. Kept apart from dialect_sql, like row_lock_sql, so that lock rows and permits
 // change independently; the renewal of a handle that holds both is still one statement on
-// PostgreSQL (renew_with_locks).
+// PostgreSQL (dialect/renewal_sql.hpp).
 #pragma once
 
 #include <cstdint>
@@ -53,10 +53,6 @@ struct permit_sql {
   bool renew_reads_back = false;
   std::string renew_readback;
 
-  // PostgreSQL only (else empty): one statement that renews both the lock rows and the permits
-  // of $1, each table's rows locked in key order, returning (resource, owner, fence, store) with
-  // store 'l' for a lock row and 'p' for a permit.
-  std::string renew_with_locks;
 };
 
 // The permit statements for `kind` and the (validated, unquoted) lock table name. Cached: the same

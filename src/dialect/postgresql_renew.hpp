@@ -1,5 +1,7 @@
-// PostgreSQL's renewal, in parts that the lock-row renewal (dialect_sql::renew) and the combined
-// lock-and-permit renewal (permit_sql::renew_with_locks) share.
+// PostgreSQL's renewal, in parts: one per table a handle holds leases in (lock rows, permits, wait
+// queue entries). Each table's own renewal (dialect_sql::renew, permit_sql::renew,
+// queue_sql::renew) is the clock and its part; a handle with leases in several tables renews them
+// all in one statement of the clock and their parts (dialect/renewal_sql.hpp).
 //
 // One clock reading for every row: a MATERIALIZED CTE is evaluated once, where a FROM subquery
 // may be rescanned (and clock_timestamp() read again) for each row the join meets. That reading
@@ -30,5 +32,28 @@ inline constexpr std::string_view kPgRenewLocks =
     "FROM t, kl WHERE x.resource = kl.resource "
     "AND x.holder_session = $1 AND x.auto_renew AND x.expires_at > t.now "
     "RETURNING x.resource, x.owner_token, x.fence)";
+
+// The permits of session $1: `p` returns (resource, owner_token, fence) of each lease renewed.
+inline constexpr std::string_view kPgRenewPermits =
+    "kp AS MATERIALIZED (SELECT resource, slot FROM {{table_permits}} "
+    "WHERE holder_session = $1 AND auto_renew AND expires_at > (SELECT now FROM t) "
+    "ORDER BY resource, slot FOR UPDATE), "
+    "p AS (UPDATE {{table_permits}} AS x SET renewed_at = t.now, "
+    "expires_at = GREATEST(x.expires_at, t.now + x.lease_ms * interval '1 millisecond') "
+    "FROM t, kp WHERE x.resource = kp.resource AND x.slot = kp.slot "
+    "AND x.holder_session = $1 AND x.auto_renew AND x.expires_at > t.now "
+    "RETURNING x.resource, x.owner_token, x.fence)";
+
+// The wait-queue entries of session $1, waiting or holding: `q` returns (resource, owner_token,
+// ticket, kind) of each lease renewed.
+inline constexpr std::string_view kPgRenewQueue =
+    "kq AS MATERIALIZED (SELECT resource, kind, ticket FROM {{table_queue}} "
+    "WHERE holder_session = $1 AND auto_renew AND expires_at > (SELECT now FROM t) "
+    "ORDER BY resource, kind, ticket FOR UPDATE), "
+    "q AS (UPDATE {{table_queue}} AS x SET renewed_at = t.now, "
+    "expires_at = GREATEST(x.expires_at, t.now + x.lease_ms * interval '1 millisecond') "
+    "FROM t, kq WHERE x.resource = kq.resource AND x.kind = kq.kind AND x.ticket = kq.ticket "
+    "AND x.holder_session = $1 AND x.auto_renew AND x.expires_at > t.now "
+    "RETURNING x.resource, x.owner_token, x.ticket, x.kind)";
 
 }  // namespace sqllock::detail

@@ -10,9 +10,11 @@
 #include "common/sha256.hpp"
 #include "sqllock/advisory_lock.hpp"
 #include "sqllock/error.hpp"
+#include "sqllock/fair_lock.hpp"
 #include "sqllock/multi_lock.hpp"
 #include "sqllock/named_lock.hpp"
 #include "sqllock/row_lock.hpp"
+#include "sqllock/rw_lock.hpp"
 #include "sqllock/semaphore.hpp"
 #include "sqllock/status.hpp"
 #include "sqllock/table_lock.hpp"
@@ -128,25 +130,25 @@ class object_adapter final : public lock_object {
   bool holds() const override { return lock_->holds(); }
   std::stop_token lost_token() const override { return lock_->lost_token(); }
   std::optional<std::int64_t> count() const override {
-    if constexpr (std::is_same_v<Lock, table_lock>)
-      return std::nullopt;
-    else
+    if constexpr (requires(const Lock& l) { l.count(); })
       return lock_->count();
+    else
+      return std::nullopt;  // counted only in its row
   }
   std::int64_t fence() const override {
-    if constexpr (std::is_same_v<Lock, table_lock>)
+    if constexpr (requires(const Lock& l) { l.fence(); })
       return lock_->fence();
     else
       throw std::logic_error("no fence: " + lock_->name());
   }
   void lock_shared() override {
-    if constexpr (std::is_same_v<Lock, advisory_lock>)
+    if constexpr (requires(Lock& l) { l.lock_shared(); })
       lock_->lock_shared();
     else
       throw std::logic_error("no shared mode: " + lock_->name());
   }
   void release_shared() override {
-    if constexpr (std::is_same_v<Lock, advisory_lock>)
+    if constexpr (requires(Lock& l) { l.release_shared(); })
       lock_->release_shared();
     else
       throw std::logic_error("no shared mode: " + lock_->name());
@@ -317,7 +319,7 @@ void add_object_entry_points(lock_kind& k) {
     o.owner = s.owner;
     if (s.on_unlock_error) o.on_unlock_error = s.on_unlock_error;
     if (s.on_lost) o.on_lost = s.on_lost;
-    if constexpr (std::is_same_v<Options, table_lock_options>) {
+    if constexpr (requires { o.ttl; }) {
       if (s.ttl) o.ttl = *s.ttl;
     } else {
       if (s.keepalive) o.keepalive = *s.keepalive;
@@ -336,6 +338,34 @@ lock_kind table_kind() {
   };
   k.recorded_level = [](const database& observer, const std::string& name) -> std::optional<std::int64_t> {
     const auto c = first_field(sql(observer, "SELECT count FROM " + observer.table() + " WHERE resource = $1", {name}));
+    return c.empty() ? 0 : std::stoll(c);
+  };
+  k.supported_on = [](dialect_kind) { return true; };
+  return k;
+}
+
+// fair_lock and rw_lock: places in the wait queue, of kind 'F' or 'R'. The lock under test of
+// kind "rw_lock" is its write mode; its read mode is the shared mode.
+lock_kind queue_kind_of(std::string kind_name, char kind) {
+  lock_kind k;
+  k.name = std::move(kind_name);
+  k.can = {.object = true, .owner_keyed = true, .reentrant = true, .shared = kind == 'R', .fenced = true,
+           .leased = true, .loss_signal = true};
+  if (kind == 'F')
+    add_object_entry_points<fair_lock, fair_lock_options>(k);
+  else
+    add_object_entry_points<rw_lock, rw_lock_options>(k);
+  const std::string tag(1, kind);
+  k.shown_held = [tag](const database& observer, const std::string& name) {
+    return first_field(sql(observer, "SELECT COUNT(*) FROM " + observer.table() + "_queue WHERE resource = $1 AND kind = $2",
+                           {name, tag})) != "0";
+  };
+  // The levels of the place at the head of the queue (the holder's).
+  k.recorded_level = [tag](const database& observer, const std::string& name) -> std::optional<std::int64_t> {
+    const auto c = first_field(sql(observer,
+                                   "SELECT write_count + read_count FROM " + observer.table() +
+                                       "_queue WHERE resource = $1 AND kind = $2 ORDER BY ticket",
+                                   {name, tag}));
     return c.empty() ? 0 : std::stoll(c);
   };
   k.supported_on = [](dialect_kind) { return true; };
@@ -654,7 +684,8 @@ lock_kind lock_kind_named(const std::string& name) {
 }
 
 std::vector<lock_kind> lock_kinds_of(dialect_kind dialect) {
-  std::vector<lock_kind> kinds{table_kind(), multi_kind(), semaphore_kind()};
+  std::vector<lock_kind> kinds{table_kind(), multi_kind(), semaphore_kind(), queue_kind_of("fair_lock", 'F'),
+                               queue_kind_of("rw_lock", 'R')};
   if (dialect == dialect_kind::postgresql) {
     kinds.push_back(session_kind<advisory_lock>("advisory_lock"));
     kinds.push_back(advisory_xact_kind());
@@ -665,7 +696,8 @@ std::vector<lock_kind> lock_kinds_of(dialect_kind dialect) {
 }
 
 std::vector<lock_kind> all_lock_kinds() {
-  return {table_kind(), multi_kind(), semaphore_kind(), session_kind<advisory_lock>("advisory_lock"), advisory_xact_kind(),
+  return {table_kind(), multi_kind(), semaphore_kind(), queue_kind_of("fair_lock", 'F'), queue_kind_of("rw_lock", 'R'),
+          session_kind<advisory_lock>("advisory_lock"), advisory_xact_kind(),
           session_kind<named_lock>("named_lock"), row_kind()};
 }
 

@@ -1,6 +1,7 @@
 // Every lock kind of the public API behind one interface ("the lock under test"), so that one
 // contract suite (tests/contract/) and tables of inputs (tests/bad_input*) run through all of
-// them: table_lock, multi_lock, advisory_lock, with_advisory_xact_lock, named_lock, with_row_lock. What a kind
+// them: table_lock, multi_lock, semaphore, fair_lock, rw_lock, advisory_lock, with_advisory_xact_lock,
+// named_lock, with_row_lock. What a kind
 // can do is said by its capability flags; what only one kind has stays in that kind's own tests.
 // The fault harness (tests/fault/) holds its locks through the same kinds (make_holder).
 #pragma once
@@ -154,7 +155,8 @@ class lock_holder {
 };
 
 struct lock_kind {
-  // "table_lock", "multi_lock", "semaphore", "advisory_lock", "advisory_xact_lock", "named_lock", "row_lock"
+  // "table_lock", "multi_lock", "semaphore", "fair_lock", "rw_lock", "advisory_lock", "advisory_xact_lock",
+  // "named_lock", "row_lock"
   std::string name;
   lock_capabilities can;
   // Takes `lock` on `db` as that kind, waiting as `wait` says; the result holds it until it is
