@@ -6,9 +6,13 @@
 #include <atomic>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include "common/lock_name.hpp"
+#include "sqllock/fair_lock.hpp"
 #include "sqllock/migrate.hpp"
+#include "sqllock/rw_lock.hpp"
+#include "sqllock/status.hpp"
 #include "sqllock/table_lock.hpp"
 #include "support/dead_port.hpp"
 #include "support/json.hpp"
@@ -236,17 +240,151 @@ TEST_P(AdminCliTest, ForceReleaseDeletesTheRowAndTheOldHolderLearnsItLostTheLock
   EXPECT_NE(again.err.find("no lock 'stuck-job'"), std::string::npos) << again.err;
 }
 
+// The queue of a read-write lock with two readers holding, a writer waiting for them and a reader
+// waiting for the writer, and a fair lock's holder: as a table, in ticket order per name and
+// kind, and as JSON.
+TEST_P(AdminCliTest, StatusShowsEachQueueInTicketOrderWithHoldersAndWaiters) {
+  auto db = open();
+  rw_lock reader1(open(), "catalog");
+  rw_lock reader2(open(), "catalog");
+  ASSERT_TRUE(reader1.try_lock_shared());
+  ASSERT_TRUE(reader2.try_lock_shared());
+  fair_lock fair(open(), "catalog", {.ttl = 20s});
+  ASSERT_TRUE(fair.try_lock());
+  std::vector<std::jthread> waiting;
+  for (const bool write : {true, false}) {
+    waiting.emplace_back([db = open(), write] {
+      rw_lock w(db, "catalog");
+      if (write ? w.try_lock_for(60s) : w.try_lock_shared_for(60s)) write ? w.unlock() : w.unlock_shared();
+    });
+    const std::size_t places = write ? 4 : 5;
+    ASSERT_TRUE(eventually([&] { return find_queue_entries(db, "catalog").size() == places; }, 10s));
+  }
+
+  const auto r = cli({"status"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("no locks in table"), std::string::npos) << r.out;
+  const auto heading = r.out.find("\nqueues of fair and read-write locks:\n");
+  ASSERT_NE(heading, std::string::npos) << r.out;
+  const auto t = parse_table(r.out.substr(r.out.find(":\n", heading) + 2));
+  EXPECT_EQ(t.header, (std::vector<std::string>{"RESOURCE", "KIND", "POS", "TICKET", "MODE", "W/R", "HOST", "PID",
+                                                "THREAD", "ENQUEUED_UTC", "EXPIRES_IN_S", "STATE", "AHEAD"}));
+  ASSERT_EQ(t.rows.size(), 5u) << r.out;
+  // KIND, POS, MODE, W/R, STATE, AHEAD
+  const std::vector<std::vector<std::string>> expected{{"fair", "1", "write", "1/0", "held", "0"},
+                                                       {"rw", "1", "read", "0/1", "held", "0"},
+                                                       {"rw", "2", "read", "0/1", "held", "0"},
+                                                       {"rw", "3", "write", "1/0", "waiting", "2"},
+                                                       {"rw", "4", "read", "0/1", "waiting", "1"}};
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    const auto& row = t.rows[i];
+    EXPECT_EQ(row.at("RESOURCE"), "catalog");
+    EXPECT_EQ((std::vector<std::string>{row.at("KIND"), row.at("POS"), row.at("MODE"), row.at("W/R"), row.at("STATE"),
+                                        row.at("AHEAD")}),
+              expected[i])
+        << r.out;
+    EXPECT_EQ(row.at("PID"), std::to_string(::getpid()));
+    EXPECT_EQ(row.at("HOST"), host_name());
+    EXPECT_TRUE(std::regex_match(row.at("ENQUEUED_UTC"), std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)")));
+    EXPECT_GT(std::stod(row.at("EXPIRES_IN_S")), 0.0);
+    if (i > 1) {
+      EXPECT_GT(std::stoll(row.at("TICKET")), std::stoll(t.rows[i - 1].at("TICKET"))) << "ticket order";
+    }
+  }
+  EXPECT_EQ(t.rows[0].at("TICKET"), std::to_string(fair.fence()));
+  EXPECT_EQ(t.rows[1].at("TICKET"), std::to_string(reader1.fence()));
+  EXPECT_EQ(t.rows[2].at("TICKET"), std::to_string(reader2.fence()));
+
+  const auto j = cli({"status", "--json"});
+  ASSERT_EQ(j.code, 0) << j.err;
+  const json doc = parse_json(j.out);
+  EXPECT_TRUE(doc["locks"].items.empty());
+  const auto& queue = doc["queue"];
+  ASSERT_EQ(queue.items.size(), 5u) << j.out;
+  for (std::size_t i = 0; i < queue.items.size(); ++i) {
+    const json& e = queue[i];
+    const auto& row = t.rows[i];
+    EXPECT_EQ(e["resource"].as_string(), "catalog");
+    EXPECT_EQ(e["kind"].as_string(), row.at("KIND"));
+    EXPECT_EQ(std::to_string(e["ticket"].as_int()), row.at("TICKET"));
+    EXPECT_EQ(std::to_string(e["position"].as_int()), row.at("POS"));
+    EXPECT_EQ(e["mode"].as_string(), row.at("MODE"));
+    EXPECT_EQ(std::to_string(e["write_levels"].as_int()) + "/" + std::to_string(e["read_levels"].as_int()),
+              row.at("W/R"));
+    EXPECT_EQ(e["state"].as_string(), row.at("STATE"));
+    EXPECT_EQ(e["holds"].as_bool(), row.at("STATE") == "held");
+    EXPECT_EQ(std::to_string(e["blockers"].as_int()), row.at("AHEAD"));
+    EXPECT_EQ(e["pid"].as_int(), ::getpid());
+    EXPECT_FALSE(e["owner"].as_string().empty());
+    EXPECT_FALSE(e["expired"].as_bool());
+    EXPECT_GT(e["expires_in_ms"].as_int(), 0);
+  }
+
+  // --lock: the queues of that name only; exit 0 although it has no lock row.
+  const auto one = cli({"status", "--lock", "catalog", "--json"});
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_EQ(parse_json(one.out)["queue"].items.size(), 5u);
+  EXPECT_EQ(cli({"status", "--lock", "other"}).code, 1);
+
+  reader1.unlock();
+  reader2.unlock();
+  fair.unlock();
+}
+
+TEST_P(AdminCliTest, ForceReleaseOfAQueueDeletesItsPlacesAndTheHolderLearnsItLostTheLock) {
+  auto holder_db = open();
+  std::atomic<bool> lost{false};
+  fair_lock held(holder_db, "stuck-queue", {.ttl = 600ms, .on_lost = [&] { lost = true; }});
+  held.lock();
+  const auto ticket = held.fence();
+
+  const auto refused = cli({"release", "--kind", "fair", "--lock", "stuck-queue"});
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_NE(refused.err.find("--force"), std::string::npos) << refused.err;
+  EXPECT_EQ(cli({"release", "--kind", "bogus", "--lock", "stuck-queue", "--force"}).code, 2);
+  EXPECT_EQ(find_queue_entries(holder_db, "stuck-queue").size(), 1u) << "nothing happens without --force";
+
+  const auto other = cli({"release", "--kind", "rw", "--lock", "stuck-queue", "--force"});
+  EXPECT_EQ(other.code, 1) << other.err;
+  EXPECT_NE(other.err.find("no place in the queue of read-write lock 'stuck-queue'"), std::string::npos) << other.err;
+  EXPECT_TRUE(held.holds()) << "the fair lock's queue is another queue";
+
+  const auto r = cli({"release", "--kind", "fair", "--lock", "stuck-queue", "--force"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("released the holding place 1 (ticket " + std::to_string(ticket) +
+                       ", write) of fair lock 'stuck-queue' by force; it was taken by host " + host_name() + " pid " +
+                       std::to_string(::getpid())),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(find_queue_entries(holder_db, "stuck-queue").empty());
+  EXPECT_TRUE(eventually([&] { return lost.load(); }, 3s)) << "on_lost did not fire";
+  EXPECT_FALSE(held.holds());
+
+  fair_lock next(open(), "stuck-queue");
+  ASSERT_TRUE(next.try_lock()) << "the queue is free";
+  EXPECT_GT(next.fence(), ticket);
+  next.unlock();
+  const auto again = cli({"release", "--kind", "fair", "--lock", "stuck-queue", "--force"});
+  EXPECT_EQ(again.code, 1) << again.err;
+}
+
 TEST_P(AdminCliTest, ReapDeletesExpiredRowsOnly) {
   auto db = open();
   insert_rows(db, {.prefix = "dead-", .count = 500, .expires_in = -2min});
   insert_rows(db, {.prefix = "live-", .count = 3, .expires_in = 1h});
+  insert_queue_entries(db, {.prefix = "dead-q-", .count = 40, .names = 4, .expires_in = -2min});
+  insert_queue_entries(db, {.prefix = "dead-q-", .count = 2, .names = 2, .expires_in = 1h, .session = "live"});
   const auto spared = cli({"reap", "--grace", "1h"});
   ASSERT_EQ(spared.code, 0) << spared.err;
-  EXPECT_NE(spared.out.find("reaped 0 expired lock rows"), std::string::npos) << spared.out;
+  EXPECT_NE(spared.out.find("reaped 0 expired rows (locks, permits, queue entries, latches)"), std::string::npos)
+      << spared.out;
   const auto r = cli({"reap", "--batch", "100", "--grace", "1m"});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("reaped 500 expired lock rows from '" + table_ + "'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("reaped 540 expired rows (locks, permits, queue entries, latches) from '" + table_ + "'"),
+            std::string::npos)
+      << r.out;
   EXPECT_EQ(rows(db), 3);
+  EXPECT_EQ(list_queue_entries(db).size(), 2u) << "the live places stay";
 }
 
 TEST_P(AdminCliTest, TheDatabaseComesFromSqllockDbWhenThereIsNoDbOption) {
@@ -261,7 +399,9 @@ TEST_P(AdminCliTest, TheDatabaseComesFromSqllockDbWhenThereIsNoDbOption) {
   insert_rows(db, {.prefix = "dead-", .count = 2, .expires_in = -1h});
   const auto reaped = run_program({SQLLOCK_CLI, "reap", "--table", table_}, dir_, env);
   ASSERT_EQ(reaped.code, 0) << reaped.err;
-  EXPECT_NE(reaped.out.find("reaped 2 expired lock rows from '" + table_ + "'"), std::string::npos) << reaped.out;
+  EXPECT_NE(reaped.out.find("reaped 2 expired rows (locks, permits, queue entries, latches) from '" + table_ + "'"),
+            std::string::npos)
+      << reaped.out;
 
   const auto released =
       run_program({SQLLOCK_CLI, "release", "--table", table_, "--lock", "from-env", "--force"}, dir_, env);

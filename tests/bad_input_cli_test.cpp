@@ -84,9 +84,9 @@ class BadInputCliTest : public LockTableTest {
   // The --kind values this database has.
   std::vector<std::string> kinds() const {
     switch (GetParam().dialect) {
-      case dialect_kind::postgresql: return {"table", "row", "advisory"};
-      case dialect_kind::mysql: return {"table", "row", "named"};
-      case dialect_kind::sqlite: return {"table"};
+      case dialect_kind::postgresql: return {"table", "fair", "rw", "row", "advisory"};
+      case dialect_kind::mysql: return {"table", "fair", "rw", "row", "named"};
+      case dialect_kind::sqlite: return {"table", "fair", "rw"};
     }
     return {};
   }
@@ -104,15 +104,18 @@ TEST_P(BadInputCliTest, BadLockNamesExit2ForEveryKindAndCommand) {
   for (const auto& kind : kinds()) expect_usage_error(run("", {"--kind", kind}), empty, "run --kind " + kind);
   expect_usage_error(cli("status", {"--lock", ""}), empty, "status");
   expect_usage_error(cli("release", {"--lock", "", "--force"}), empty, "release");
+  for (const std::string kind : {"fair", "rw"})
+    expect_usage_error(cli("release", {"--kind", kind, "--lock", "", "--force"}), empty, "release --kind " + kind);
   expect_usage_error(run("bad\xff", {}), {"lock name", "not valid UTF-8"}, "run, invalid UTF-8");
   expect_no_row_changed();
 }
 
-// Parsable durations outside a table lock's lease range (1 ms to 365 days): refused by the
-// library once connected, so on every target.
+// Parsable durations outside the lease range of a table lock or a place in a queue (1 ms to 365
+// days): refused by the library once connected, so on every target.
 TEST_P(BadInputCliTest, TtlOutsideTheLeaseRangeExits2) {
-  for (const std::string ttl : {"0", "8761h"})
-    expect_usage_error(run("d", {"--ttl", ttl}), {"ttl"}, "--ttl " + ttl);
+  for (const std::string kind : {"table", "fair", "rw"})
+    for (const std::string ttl : {"0", "8761h"})
+      expect_usage_error(run("d", {"--kind", kind, "--ttl", ttl}), {"ttl"}, "--kind " + kind + " --ttl " + ttl);
   expect_no_row_changed();
 }
 

@@ -194,6 +194,14 @@ struct trapping_command {
   fs::path pid, got, ready, release;
 };
 
+// The places in the wait queue of the lock table `table` on `uri` (fair and read-write locks).
+std::int64_t queue_places(const std::string& uri, const std::string& table) {
+  database_options o;
+  o.table = table;
+  database db(uri, o);
+  return std::stoll(sql(db, "SELECT COUNT(*) FROM " + table + "_queue").rows.at(0).at(0).value());
+}
+
 class CliRunTest : public ::testing::TestWithParam<target> {
  protected:
   void SetUp() override {
@@ -326,6 +334,41 @@ TEST_P(CliRunTest, ASemaphoreRunsUpToNCommandsAtOnce) {
   EXPECT_EQ(run("encoder", third, {"true"}), 0) << "the permits came back";
 }
 
+TEST_P(CliRunTest, ReadWriteRunsShareTheLockWhenSharedAndWaitWhenExclusive) {
+  const std::vector<std::string> shared{"--kind", "rw", "--shared"};
+  std::vector<std::unique_ptr<cli_process>> readers;
+  for (int i = 0; i < 2; ++i) {
+    const auto ready = dir_ / ("ready" + std::to_string(i));
+    readers.push_back(std::make_unique<cli_process>(
+        run_args("catalog", shared, sh("touch '" + ready.string() + "'; " + wait_for_file_sh(dir_ / "release"))), dir_));
+    EXPECT_TRUE(eventually([&] { return fs::exists(ready) || !readers.back()->running(); }));
+    ASSERT_TRUE(fs::exists(ready)) << "shared run " << i << " did not run: " << readers.back()->err();
+  }
+  std::string err;
+  EXPECT_EQ(run("catalog", {"--kind", "rw", "-n"}, {"true"}, &err), 1) << "exclusive (the default) while two share it";
+  EXPECT_NE(err.find("held elsewhere"), std::string::npos) << err;
+  EXPECT_EQ(run("catalog", {"--kind", "rw", "--exclusive", "-n"}, {"true"}, &err), 1) << err;
+  auto third = shared;
+  third.push_back("-n");
+  EXPECT_EQ(run("catalog", third, {"true"}, &err), 0) << "a third shared run joins them: " << err;
+
+  // An exclusive run waits for the two; a shared run that comes after it waits for it.
+  const auto wrote = dir_ / "wrote";
+  cli_process writer(run_args("catalog", {"--kind", "rw", "--exclusive"}, sh("touch '" + wrote.string() + "'")), dir_);
+  ASSERT_TRUE(eventually([&] { return queue_places(GetParam().uri, table_) == 3 || !writer.running(); }))
+      << writer.err();
+  EXPECT_EQ(run("catalog", third, {"true"}, &err), 1) << "no writer starvation: " << err;
+  EXPECT_EQ(run("catalog", {"-n"}, {"true"}, &err), 0) << "a table lock of the name is another lock: " << err;
+  std::this_thread::sleep_for(300ms);
+  EXPECT_TRUE(writer.running()) << writer.err();
+  EXPECT_FALSE(fs::exists(wrote));
+  std::ofstream(dir_ / "release").put('x');
+  for (auto& r : readers) EXPECT_EQ(r->wait(), 0) << r->err();
+  EXPECT_EQ(writer.wait(), 0) << writer.err();
+  EXPECT_TRUE(fs::exists(wrote));
+  EXPECT_EQ(queue_places(GetParam().uri, table_), 0) << "every run left the queue";
+}
+
 TEST_P(CliRunTest, SigtermIsForwardedAndTheLockReleasedAfterTheCommandExits) {
   const trapping_command cmd(dir_);
   cli_process p(run_args("sig", {}, cmd.argv("TERM", 9)), dir_);
@@ -441,7 +484,7 @@ TEST_P(CliRunTest, LostLockStopsTheCommandAndExits5) {
 INSTANTIATE_TEST_SUITE_P(AllTargets, CliRunTest, ::testing::ValuesIn(all_targets()),
                          [](const auto& info) { return info.param.name; });
 
-// ---- --kind row | advisory | named: each kind on the dialects that have it.
+// ---- --kind row | advisory | named | fair | rw: each kind on the dialects that have it.
 struct kind_case {
   target db;
   std::string kind;
@@ -452,15 +495,24 @@ void PrintTo(const kind_case& c, std::ostream* os) { *os << c.kind << "_" << c.d
 bool kind_supported(const std::string& kind, dialect_kind d) {
   if (kind == "advisory") return d == dialect_kind::postgresql;
   if (kind == "named") return d == dialect_kind::mysql;
-  return d != dialect_kind::sqlite;  // row
+  if (kind == "row") return d != dialect_kind::sqlite;
+  return true;  // fair, rw
 }
 
-std::vector<kind_case> kind_cases(bool supported) {
+// Kinds held by sqllock's database session, without a lease; the others (fair, rw) queue.
+bool session_kind(const std::string& kind) { return kind == "row" || kind == "advisory" || kind == "named"; }
+
+// The cases of the kinds (of those `among` selects) that the targets' dialects have, or lack.
+std::vector<kind_case> kind_cases(bool supported, const std::function<bool(const std::string&)>& among = {}) {
   std::vector<kind_case> out;
   for (const auto& t : all_targets())
-    for (const std::string kind : {"row", "advisory", "named"})
-      if (kind_supported(kind, t.dialect) == supported) out.push_back({t, kind});
+    for (const std::string kind : {"row", "advisory", "named", "fair", "rw"})
+      if (kind_supported(kind, t.dialect) == supported && (!among || among(kind))) out.push_back({t, kind});
   return out;
+}
+
+std::string kind_case_name(const ::testing::TestParamInfo<kind_case>& info) {
+  return info.param.kind + "_" + info.param.db.name;
 }
 
 class CliRunKindTest : public ::testing::TestWithParam<kind_case> {
@@ -558,11 +610,16 @@ TEST_P(CliRunKindTest, SignalWhileWaitingEndsTheWait) {
   EXPECT_EQ(holder->wait(), 0) << holder->err();
 }
 
+INSTANTIATE_TEST_SUITE_P(Kinds, CliRunKindTest, ::testing::ValuesIn(kind_cases(true)), kind_case_name);
+
+// The kinds held by sqllock's database session: row, advisory, named.
+class CliRunSessionKindTest : public CliRunKindTest {};
+
 // Ending sqllock's database sessions while CMD runs (an operator's pg_terminate_backend or KILL, a
 // failover). Advisory and named locks notice the dead session by their keepalive ping (every 5 s),
 // stop CMD with SIGTERM and exit 5. A row lock has no loss signal (README): CMD runs to its end,
 // and the commit that fails afterwards turns its status into 5.
-TEST_P(CliRunKindTest, KilledSessionEndsTheRunWithExit5) {
+TEST_P(CliRunSessionKindTest, KilledSessionEndsTheRunWithExit5) {
   const trapping_command cmd(dir_);
   cli_process p(run_args({}, cmd.argv("TERM", 0)), dir_);
   ASSERT_TRUE(cmd.started(p)) << p.err();
@@ -602,8 +659,60 @@ TEST_P(CliRunKindTest, KilledSessionEndsTheRunWithExit5) {
   EXPECT_EQ(run({"-n"}, {"true"}, &err), 0) << "the server freed the lock with its session: " << err;
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, CliRunKindTest, ::testing::ValuesIn(kind_cases(true)),
-                         [](const auto& info) { return info.param.kind + "_" + info.param.db.name; });
+INSTANTIATE_TEST_SUITE_P(Kinds, CliRunSessionKindTest, ::testing::ValuesIn(kind_cases(true, session_kind)),
+                         kind_case_name);
+
+// The kinds that wait in the queue: fair, rw (exclusive unless --shared).
+class CliRunQueueKindTest : public CliRunKindTest {};
+
+TEST_P(CliRunQueueKindTest, WaitingRunsGetTheLockInTheOrderTheyArrived) {
+  auto holder = start_holder();
+  const auto order = dir_ / "order";
+  std::vector<std::unique_ptr<cli_process>> waiters;
+  for (int i = 0; i < 3; ++i) {
+    waiters.push_back(
+        std::make_unique<cli_process>(run_args({}, sh_cmd("echo " + std::to_string(i) + " >> '" + order.string() + "'")),
+                                      dir_));
+    // The next one starts once this one has its place in the queue, behind the holder.
+    ASSERT_TRUE(eventually([&] { return queue_places(GetParam().db.uri, table_) == i + 2 || !waiters.back()->running(); }))
+        << waiters.back()->err();
+    ASSERT_TRUE(waiters.back()->running()) << waiters.back()->err();
+  }
+  std::this_thread::sleep_for(300ms);
+  EXPECT_FALSE(fs::exists(order)) << "they wait while the lock is held";
+  release_holder();
+  EXPECT_EQ(holder->wait(), 0) << holder->err();
+  for (auto& w : waiters) EXPECT_EQ(w->wait(), 0) << w->err();
+  EXPECT_EQ(read_file(order), "0\n1\n2\n") << "first come, first served";
+  EXPECT_EQ(queue_places(GetParam().db.uri, table_), 0) << "every run left the queue";
+}
+
+// `sqllock release --force --kind fair|rw` deletes the running command's place: the run's next
+// renewal (every ttl/3) finds it gone, stops the command and exits 5.
+TEST_P(CliRunQueueKindTest, ForcedReleaseStopsTheCommandAndExits5) {
+  const trapping_command cmd(dir_);
+  cli_process p(run_args({"--ttl", "1s"}, cmd.argv("TERM", 0)), dir_);
+  ASSERT_TRUE(cmd.started(p)) << p.err();
+  cli_process release({"release", "--kind", GetParam().kind, "--db", GetParam().db.uri, "--table", table_, "--lock",
+                       lock_, "--force"},
+                      dir_);
+  ASSERT_EQ(release.wait(), 0) << release.err();
+  EXPECT_NE(release.out().find("released the holding place 1 "), std::string::npos) << release.out();
+  EXPECT_NE(release.out().find(" pid " + std::to_string(p.pid()) + " "), std::string::npos) << release.out();
+  const auto t0 = steady::now();
+  EXPECT_EQ(p.wait(10s), 5) << "exit_lock_lost although the command exited 0: " << p.err();
+  EXPECT_LT(steady::now() - t0, 5s);
+  EXPECT_NE(p.err().find("sqllock: lock '" + lock_ + "' lost while the command was running"), std::string::npos)
+      << p.err();
+  EXPECT_EQ(read_file(cmd.got), "TERM\n") << "the command was sent SIGTERM";
+  EXPECT_FALSE(cmd.alive()) << "the command is gone";
+  std::string err;
+  EXPECT_EQ(run({"-n"}, {"true"}, &err), 0) << "the lock is free: " << err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, CliRunQueueKindTest,
+                         ::testing::ValuesIn(kind_cases(true, [](const std::string& k) { return !session_kind(k); })),
+                         kind_case_name);
 
 // A kind the database's dialect lacks is a usage error, before anything runs.
 class CliRunUnsupportedKindTest : public ::testing::TestWithParam<kind_case> {};
@@ -622,8 +731,7 @@ TEST_P(CliRunUnsupportedKindTest, Exits2WithAMessage) {
   fs::remove_all(dir);
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, CliRunUnsupportedKindTest, ::testing::ValuesIn(kind_cases(false)),
-                         [](const auto& info) { return info.param.kind + "_" + info.param.db.name; });
+INSTANTIATE_TEST_SUITE_P(Kinds, CliRunUnsupportedKindTest, ::testing::ValuesIn(kind_cases(false)), kind_case_name);
 
 // Cases that do not depend on the database kind run on SQLite only.
 class CliRunSqliteTest : public ::testing::Test {
@@ -659,6 +767,12 @@ TEST_F(CliRunSqliteTest, BadInputIsAUsageError) {
       {"run", "--db", uri_, "--lock", "x", "--kind", "advisory", "--", "true"},  // PostgreSQL only
       {"run", "--db", uri_, "--lock", "x", "--kind", "bogus", "--", "true"},     // unknown kind
       {"run", "--db", uri_, "--lock", "x", "--kind", "named", "--ttl", "1s", "--", "true"},  // ttl: table only
+      {"run", "--db", uri_, "--lock", "x", "--kind", "fair", "--shared", "--", "true"},       // one mode
+      {"run", "--db", uri_, "--lock", "x", "--exclusive", "--", "true"},                      // table: one mode
+      {"run", "--db", uri_, "--lock", "x", "--kind", "semaphore", "--shared", "--", "true"},  // one mode
+      {"run", "--db", uri_, "--lock", "x", "--kind", "rw", "--shared", "--exclusive", "--", "true"},  // both
+      {"run", "--db", uri_, "--lock", "x", "--lock", "y", "--kind", "rw", "--", "true"},  // several: table only
+      {"run", "--db", uri_, "--lock", "x", "--kind", "fair", "--ttl", "0", "--", "true"},   // zero ttl
       {"run", "--db", "nosuchscheme://x", "--lock", "x", "--", "true"},           // bad URI
       {"run", "--db", "--lock", "x", "--", "true"},                               // --db without its value
   };
@@ -673,7 +787,12 @@ TEST_F(CliRunSqliteTest, BadInputIsAUsageError) {
   run_cli({"run", "--db", uri_, "--lock", "x", "--wait", "5x", "--", "true"}, dir_, &err);
   EXPECT_NE(err.find("500ms, 30s, 5m, 1h"), std::string::npos) << "the message shows the accepted forms: " << err;
   run_cli({"run", "--db", uri_, "--lock", "x", "--kind", "bogus", "--", "true"}, dir_, &err);
-  EXPECT_NE(err.find("use table, semaphore, row, advisory or named"), std::string::npos) << err;
+  EXPECT_NE(err.find("use table, semaphore, fair, rw, row, advisory or named"), std::string::npos) << err;
+  run_cli({"run", "--db", uri_, "--lock", "x", "--kind", "fair", "--shared", "--", "true"}, dir_, &err);
+  EXPECT_NE(err.find("--shared and --exclusive apply to --kind rw only"), std::string::npos) << err;
+  run_cli({"run", "--db", uri_, "--lock", "x", "--kind", "rw", "--shared", "--exclusive", "--", "true"}, dir_, &err);
+  EXPECT_NE(err.find("--shared and --exclusive exclude each other"), std::string::npos) << err;
+  EXPECT_EQ(queue_places(uri_, "distributed_lock"), 0) << "no place was taken";
   run_cli({"run", "--lock", "x", "--db", "--frobnicate", "--", "true"}, dir_, &err);
   EXPECT_NE(err.find("--db needs a value, not the option --frobnicate"), std::string::npos) << err;
   EXPECT_EQ(run_cli({"run", "--db", uri_, "--lock=--dashes", "--", "true"}, dir_, &err), 0)

@@ -7,7 +7,8 @@ add_executable(sqllock_fault
   fault/main.cpp fault/config.cpp fault/history.cpp fault/schema.cpp fault/spawn.cpp fault/servers.cpp
   fault/board.cpp fault/locker.cpp fault/rogue_locker.cpp fault/worker.cpp fault/victims.cpp fault/fleet.cpp
   fault/nemesis.cpp fault/checker.cpp fault/controller.cpp fault/semaphore_holder.cpp
-  fault/latch_log.cpp fault/latch_worker.cpp fault/latch_check.cpp fault/multi_worker.cpp fault/multi_check.cpp)
+  fault/latch_log.cpp fault/latch_worker.cpp fault/latch_check.cpp fault/multi_worker.cpp fault/multi_check.cpp
+  fault/holds.cpp fault/queue_log.cpp fault/queue_holder.cpp fault/queue_rogue.cpp fault/queue_check.cpp)
 target_include_directories(sqllock_fault PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(sqllock_fault PRIVATE sqllock_test_support sqllock_build_flags)
 target_compile_definitions(sqllock_fault PRIVATE SQLLOCK_SERVERS_SCRIPT="${PROJECT_SOURCE_DIR}/scripts/test-servers.sh"
@@ -51,6 +52,15 @@ sqllock_fault_test(latch.sqlite --database sqlite --kind latch --latch-count 8)
 sqllock_fault_test(multi.postgresql --database postgresql --kind multi --names-per-set 3 --resources 6)
 sqllock_fault_test(multi.mariadb --database mariadb --kind multi --names-per-set 3 --resources 6)
 sqllock_fault_test(multi.sqlite --database sqlite --kind multi --names-per-set 3 --resources 6)
+# sqllock::fair_lock and sqllock::rw_lock (rw: the write lock one time in three, else the read
+# lock), on the server's log of the wait queue: no write hold together with another hold, grants
+# in ticket order, no free name with live waiters left waiting (fault/queue_check.hpp).
+sqllock_fault_test(fair.postgresql --database postgresql --kind fair)
+sqllock_fault_test(fair.mariadb --database mariadb --kind fair)
+sqllock_fault_test(fair.sqlite --database sqlite --kind fair)
+sqllock_fault_test(rw.postgresql --database postgresql --kind rw)
+sqllock_fault_test(rw.mariadb --database mariadb --kind rw)
+sqllock_fault_test(rw.sqlite --database sqlite --kind rw)
 
 # Negative controls: unsafe peers (tests/fault/rogue_locker.cpp) must be caught, in a
 # short run with the faults that expose them.
@@ -71,6 +81,14 @@ sqllock_fault_test(control.rogue_count_down.postgresql --database postgresql --k
 # and releases what it took when a later name is refused: partial-grant must see those attempts.
 sqllock_fault_test(control.sequential_multi.postgresql --database postgresql --kind multi --names-per-set 3
   --resources 6 --seconds 20 --control sequential-multi --restarts 0 --expect-violation partial-grant)
+# Every thread takes a place in the fair locks' queue (raw SQL, a real ticket) but holds whenever no
+# live holder exists, whoever polls first: exclusive, not in ticket order — ticket-order must see it.
+sqllock_fault_test(control.unordered_queue.postgresql --database postgresql --kind fair --seconds 20
+  --control unordered-queue --restarts 0 --faults crash,pause-short --expect-violation ticket-order)
+# One thread per process takes a reader's place and holds at once, ignoring the writers ahead of it
+# (sqllock's rw_lock holders around it): write-overlap must see a writer holding with it.
+sqllock_fault_test(control.reader_ignores_writer.postgresql --database postgresql --kind rw --seconds 20
+  --control reader-ignores-writer --restarts 0 --expect-violation write-overlap)
 
 # High-availability setups (scripts/ha-servers.sh; fault/servers.hpp), each a private cluster
 # started for the run (20-50 s more than a standalone server). pg_auto_failover: the primary's

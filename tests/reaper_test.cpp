@@ -14,7 +14,10 @@
 #include "core/database_impl.hpp"
 #include "core/table_store.hpp"
 #include "sqllock/error.hpp"
+#include "sqllock/fair_lock.hpp"
 #include "sqllock/reaper.hpp"
+#include "sqllock/rw_lock.hpp"
+#include "sqllock/status.hpp"
 #include "sqllock/table_lock.hpp"
 #include "support/lock_fixture.hpp"
 #include "support/lock_rows.hpp"
@@ -224,6 +227,70 @@ TEST_P(ReaperTest, ARenewalRacingTheReaperAtExpiryWinsOrLosesCleanly) {
             << " found the lease gone\n";
   EXPECT_GT(renewed, 0);
   EXPECT_GT(lost, 0);
+}
+
+// The wait queue: places of crashed holders and waiters, expired, in the queues of names that
+// still have live holders and waiters (both kinds), and on names nobody uses any more.
+TEST_P(ReaperTest, DeletesOnlyExpiredQueueEntriesAndLeavesLiveHoldersAndWaiters) {
+  auto db = open();
+  // Live: a writer holding "q-1", a writer waiting behind it, and two readers holding "r-1".
+  auto holder_db = open();
+  fair_lock holder(holder_db, "q-1");
+  ASSERT_TRUE(holder.try_lock());
+  rw_lock reader(holder_db, "r-1");
+  ASSERT_TRUE(reader.try_lock_shared());
+  rw_lock other_reader(open(), "r-1");
+  ASSERT_TRUE(other_reader.try_lock_shared());
+  auto waiter_db = open();
+  fair_lock waiter(waiter_db, "q-1");
+  std::atomic<bool> waiter_got{false};
+  std::jthread waiting([&] {
+    if (waiter.try_lock_for(60s)) {
+      waiter_got = true;
+      waiter.unlock();
+    }
+  });
+  const auto until = steady::now() + scaled(10s);
+  while (find_queue_entries(db, "q-1").size() < 2 && steady::now() < until) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(find_queue_entries(db, "q-1").size(), 2u) << "the waiter never took its place";
+
+  // Dead: behind the live ones on the same names (no check of theirs looks behind them), and
+  // on names of their own, many entries to a name (batches, keys of three columns on MySQL).
+  insert_queue_entries(db, {.prefix = "q-", .count = 3, .kind = 'F', .expires_in = -2min});
+  insert_queue_entries(db, {.prefix = "r-", .count = 2, .kind = 'R', .writers = false, .expires_in = -2min});
+  insert_queue_entries(db, {.prefix = "gone-", .count = 1200, .names = 3, .kind = 'F', .expires_in = -2min});
+  insert_queue_entries(db, {.prefix = "gone-", .count = 600, .names = 2, .kind = 'R', .expires_in = -2min});
+  insert_queue_entries(db, {.prefix = "recent-", .count = 5, .kind = 'R', .expires_in = -2s});
+  // Live places written by hand: a waiting reader behind the dead ones.
+  insert_queue_entries(db, {.prefix = "gone-", .count = 1, .kind = 'R', .writers = false, .expires_in = 1h,
+                            .session = "live-session"});
+  ASSERT_EQ(list_queue_entries(db).size(), 4u + 3 + 2 + 1200 + 600 + 5 + 1);
+  const auto fence_before = fence_source_value(db);
+
+  std::vector<std::uint64_t> batches;
+  EXPECT_EQ(reap(db, {.batch_size = 700, .grace = 1min, .on_batch = [&](std::uint64_t n) { batches.push_back(n); }}),
+            3u + 2 + 1200 + 600);
+  EXPECT_EQ(batches, (std::vector<std::uint64_t>{0, 700, 700, 405})) << "no lock rows, then the queue's batches";
+  EXPECT_EQ(fence_source_value(db), fence_before) << "the ticket source must not be touched";
+
+  const auto left = list_queue_entries(db);
+  ASSERT_EQ(left.size(), 4u + 5 + 1);
+  for (const auto& e : left) EXPECT_EQ(e.expired, e.resource == "recent-1") << e.resource << " ticket " << e.fence;
+  EXPECT_EQ(reap(db), 5u) << "without a grace, the recently expired ones";
+  EXPECT_TRUE(holder.holds());
+  EXPECT_TRUE(reader.holds_shared());
+  EXPECT_TRUE(other_reader.holds_shared());
+  const auto q = find_queue_entries(db, "q-1", queue_lock_kind::fair);
+  ASSERT_EQ(q.size(), 2u);
+  EXPECT_TRUE(q[0].holds);
+  EXPECT_FALSE(q[1].holds) << "the live waiter keeps its place";
+  EXPECT_FALSE(waiter_got.load());
+  holder.unlock();
+  waiting.join();
+  EXPECT_TRUE(waiter_got.load()) << "and gets its turn";
+  const auto gone = find_queue_entries(db, "gone-1", queue_lock_kind::rw);
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_TRUE(gone[0].holds) << "a live waiter whose dead places ahead were reaped holds";
 }
 
 // Dialects with row locks (SQLite has none).

@@ -1,6 +1,8 @@
-// sqllock/reaper.hpp — deleting lock rows and semaphore permits whose lease ran out.
+// sqllock/reaper.hpp — deleting lock rows, semaphore permits and wait-queue entries whose lease
+// ran out.
 //
-// A holder that dies leaves its row behind until another acquire of the same name takes it over.
+// A holder that dies leaves its row behind until another acquire of the same name takes it over
+// (or, in the wait queue of a fair or read-write lock, until an entry behind it checks its turn).
 // Names that are never used again would stay forever; reap() deletes them. It is safe to run at
 // any time, from any number of processes at once (cron, a daemon, `sqllock reap`): it deletes
 // only rows whose lease expired by the database's clock, and never waits for a row another
@@ -40,8 +42,8 @@ struct reap_options {
   std::stop_token stop{};
 
   // Called on the calling thread after each batch has committed, with the rows it deleted (0 for
-  // the last, short batch of the lock rows when it found nothing more; a batch of permits or
-  // latches is reported only when it deleted some). Those rows stay deleted even if a
+  // the last, short batch of the lock rows when it found nothing more; a batch of permits, queue
+  // entries or latches is reported only when it deleted some). Those rows stay deleted even if a
   // later batch throws, so a caller that counts here (the sqllock-reaper daemon's metrics) knows
   // what a failed pass did. May be empty. An exception it throws ends reap() with that exception.
   std::function<void(std::uint64_t deleted)> on_batch{};
@@ -53,19 +55,19 @@ struct reap_options {
   std::chrono::milliseconds latch_retention = std::chrono::hours(24);
 };
 
-// Deletes every row of db.table() and of its permits table (semaphores) whose lease ended at
-// least options.grace ago (expires_at <=
-// database now − grace; the same test acquire uses to take a row over), in batches, until a
-// batch finds fewer rows than batch_size. Rows locked by another transaction at that moment
+// Deletes every row of db.table(), of its permits table (semaphores) and of its wait queue (fair
+// and read-write locks, holding or waiting) whose lease ended at least options.grace ago
+// (expires_at <= database now − grace; the same test acquire uses to take a row over), in
+// batches, table by table, until a batch finds fewer rows than batch_size. Rows locked by another transaction at that moment
 // (FOR UPDATE SKIP LOCKED on PostgreSQL, MySQL 8 and MariaDB 10.6+) are skipped for this pass,
 // never waited for; SQLite, which has one writer at a time, waits for the writer up to its busy
 // timeout. Each row's expiry is checked again as it is deleted, so a lease renewed concurrently
 // survives. Never touches the fencing-token sequence or counter, so tokens keep increasing.
 // Then deletes latches as options.latch_retention says, with their arrivals, the same way.
-// Returns the number of lock rows and latches deleted. Thread-safe; any number of reapers may
+// Returns the number of lock rows, permits, queue entries and latches deleted. Thread-safe; any number of reapers may
 // run at once, and each expired row is deleted by exactly one of them.
 // Throws invalid_argument for a batch_size, grace or latch_retention out of range, schema_error
-// when the lock table (or a later one, such as the latches') is missing, connection_error /
+// when the lock table (or a later one, such as the queue's or the latches') is missing, connection_error /
 // backend_error when the database fails (rows deleted by earlier batches stay deleted, and were
 // reported to options.on_batch).
 SQLLOCK_API std::uint64_t reap(const database& db, const reap_options& options = {});

@@ -1,5 +1,6 @@
-// sqllock/status.hpp — what the lock table holds, and removing a stuck lock by force. For
-// operators and their tools (`sqllock status`, `sqllock release --force`), not for lock users.
+// sqllock/status.hpp — what the lock table, the semaphore permits and the wait queue of fair and
+// read-write locks hold, and removing a stuck lock by force. For operators and their tools
+// (`sqllock status`, `sqllock release --force`), not for lock users.
 //
 //   for (const auto& l : sqllock::list_locks(db))
 //     std::cout << l.resource << " held by " << l.holder_host << ':' << l.holder_pid << '\n';
@@ -39,6 +40,32 @@ struct lock_info {
 struct permit_info : lock_info {
   std::int64_t slot = 0;     // 0 … permits-1
   std::int64_t permits = 0;  // the N of the acquire that took the slot
+};
+
+// The two lock kinds that wait in the queue table: fair_lock (sqllock/fair_lock.hpp) and rw_lock
+// (sqllock/rw_lock.hpp). Entries of one kind never see those of the other.
+enum class queue_lock_kind { fair, rw };
+
+// One entry of the wait queue (`<table>_queue`): an owner's place in the queue of a fair lock or
+// read-write lock, holding or waiting, or expired and not yet deleted. The lock_info fields
+// describe the place: `count` is its write + read levels, `fence` its ticket (its place in the
+// queue and the fencing token of its hold), `acquired_at` when the place was taken, `expires_in`
+// and `expired` its lease, which runs while it waits as while it holds.
+struct queue_entry_info : lock_info {
+  queue_lock_kind kind = queue_lock_kind::fair;
+  std::int64_t write_levels = 0;  // the owner's write (exclusive) levels; a fair lock has only these
+  std::int64_t read_levels = 0;   // its read (shared) levels
+  // 1 for the first entry of its resource and kind in ticket order, 2 for the next, … (expired
+  // entries not yet deleted count too).
+  std::int64_t position = 0;
+  // The live entries ahead of it that block it: every one for a writer, the writers for a reader.
+  std::int64_t blockers = 0;
+  // Live and nothing ahead blocks it: it holds the lock (its owner learns so at its next check,
+  // a wake-up or a few hundred milliseconds later). Otherwise it waits (or expired).
+  bool holds = false;
+
+  // A writer (write_levels > 0) holds or waits for the lock exclusively; a reader shares it.
+  bool writer() const noexcept { return write_levels > 0; }
 };
 
 // An advisory lock in PostgreSQL's pg_locks (locktype 'advisory', current database).
@@ -85,5 +112,25 @@ SQLLOCK_API std::vector<permit_info> find_permits(const database& db, std::strin
 // (empty when there were none). As force_release does for a lock: each holder's next renewal finds
 // its permit gone and reports it lost; waiters are woken on PostgreSQL. Throws as force_release.
 SQLLOCK_API std::vector<permit_info> force_release_permits(const database& db, std::string_view name);
+
+// Every entry of db.table()'s wait queue, holding, waiting or expired, ordered by name, kind and
+// ticket (the order in which they get their turn). Throws schema_error when the queue table is
+// missing (run `sqllock migrate`), connection_error / backend_error.
+SQLLOCK_API std::vector<queue_entry_info> list_queue_entries(const database& db);
+
+// The queue entries of the fair lock and read-write lock `name` (of `kind` only, when given), in
+// the same order; empty when there are none. Throws invalid_argument for a name the locks would
+// reject; otherwise like list_queue_entries.
+SQLLOCK_API std::vector<queue_entry_info> find_queue_entries(const database& db, std::string_view name,
+                                                             std::optional<queue_lock_kind> kind = std::nullopt);
+
+// Deletes every queue entry of `name` (of `kind` only, when given) whatever its owner, holding or
+// waiting, and returns them as they were, in queue order (empty when there were none). As
+// force_release does for a lock: each holder's next renewal finds its entry gone and reports the
+// lock lost (on_lost, lost_token()); each waiter finds its place gone at its next check and
+// queues again at the back, behind whoever arrived meanwhile; on PostgreSQL waiters are woken at
+// once. The next holder's ticket is higher than every deleted one. Throws as force_release.
+SQLLOCK_API std::vector<queue_entry_info> force_release_queue_entries(
+    const database& db, std::string_view name, std::optional<queue_lock_kind> kind = std::nullopt);
 
 }  // namespace sqllock

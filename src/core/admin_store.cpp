@@ -1,7 +1,12 @@
 #include "core/admin_store.hpp"
 
+#include <algorithm>
+#include <array>
+#include <tuple>
+
 #include "core/error_translation.hpp"
 #include "core/field_value.hpp"
+#include "core/queue_store.hpp"
 #include "core/transaction.hpp"
 #include "dialect/dialect.hpp"
 #include "sqllock/error.hpp"
@@ -34,7 +39,6 @@ std::vector<lock_info> to_lock_infos(const result& res) {
   return out;
 }
 
-// What a connection broken during a forced release leaves unknown.
 std::vector<permit_info> to_permit_infos(const std::vector<row>& rows) {
   std::vector<permit_info> out;
   out.reserve(rows.size());
@@ -50,6 +54,59 @@ std::vector<permit_info> to_permit_infos(const std::vector<row>& rows) {
   return out;
 }
 
+queue_lock_kind to_queue_lock_kind(const field& f) {
+  if (f == std::optional<std::string>(std::string(1, static_cast<char>(queue_kind::fair)))) return queue_lock_kind::fair;
+  if (f == std::optional<std::string>(std::string(1, static_cast<char>(queue_kind::rw)))) return queue_lock_kind::rw;
+  throw backend_error("queue status returned an unknown kind '" + f.value_or("NULL") + "'", "", 0);
+}
+
+// Rows of kQueueColumns, in queue order: sorted by resource, kind and ticket (a DELETE …
+// RETURNING has no order), each with its position among the entries of its resource and kind and
+// the live entries ahead that block it — all of them for a writer, the writers for a reader — as
+// the one statement that read them saw the queue.
+std::vector<queue_entry_info> to_queue_infos(const std::vector<row>& rows) {
+  std::vector<queue_entry_info> out;
+  out.reserve(rows.size());
+  for (const auto& r : rows) {
+    if (r.size() < kQueueColumns)
+      throw backend_error("queue status returned " + std::to_string(r.size()) + " columns", "", 0);
+    queue_entry_info q;
+    static_cast<lock_info&>(q) = to_lock_info(r);
+    q.kind = to_queue_lock_kind(r[kLockColumns]);
+    q.write_levels = field_int64(r[kLockColumns + 1], "write_count");
+    q.read_levels = field_int64(r[kLockColumns + 2], "read_count");
+    out.push_back(std::move(q));
+  }
+  // std::string compares bytes as unsigned char, as the byte-wise collations of the table do.
+  std::sort(out.begin(), out.end(), [](const queue_entry_info& a, const queue_entry_info& b) {
+    return std::tie(a.resource, a.kind, a.fence) < std::tie(b.resource, b.kind, b.fence);
+  });
+  std::int64_t position = 0, live_ahead = 0, live_writers_ahead = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    auto& q = out[i];
+    if (i == 0 || q.resource != out[i - 1].resource || q.kind != out[i - 1].kind)
+      position = live_ahead = live_writers_ahead = 0;
+    q.position = ++position;
+    q.blockers = q.writer() ? live_ahead : live_writers_ahead;
+    q.holds = !q.expired && q.blockers == 0;
+    if (!q.expired) {
+      ++live_ahead;
+      if (q.writer()) ++live_writers_ahead;
+    }
+  }
+  return out;
+}
+
+// The scope values of the queue statements (admin_sql::scope_params): the tags of both kinds, or
+// of `kind` twice.
+std::array<value, 2> queue_scope(std::optional<queue_lock_kind> kind) {
+  const auto tag = [](queue_kind k) { return std::string(1, static_cast<char>(k)); };
+  if (!kind) return {tag(queue_kind::fair), tag(queue_kind::rw)};
+  const auto k = *kind == queue_lock_kind::fair ? queue_kind::fair : queue_kind::rw;
+  return {tag(k), tag(k)};
+}
+
+// What a connection broken during a forced release leaves unknown.
 constexpr std::string_view kForcedReleaseUnknown =
     "the connection broke during a forced release; whether the row was deleted is unknown: check with "
     "`sqllock status --lock NAME`";
@@ -87,31 +144,41 @@ reap_batch_result admin_store::reap_batch(std::size_t batch, std::chrono::millis
   const value select_params[] = {limit, std::int64_t{grace.count()}, resume.empty() ? sql_.reap_resume_start : resume};
   const auto picked = run(sql_.reap_select, select_params);
   reap_batch_result out{picked.rows.size(), 0};
-  std::vector<value> params(sql_.reap_delete_keys + 1);
+  // Each picked row is its key's columns, then its expires_at text.
+  const std::size_t width = sql_.reap_key_columns;
+  std::vector<value> params(sql_.reap_delete_keys * width + 1);
   for (std::size_t i = 0; i < picked.rows.size(); i += sql_.reap_delete_keys) {
     params[0] = std::int64_t{grace.count()};
     for (std::size_t k = 0; k < sql_.reap_delete_keys; ++k) {
       const std::size_t j = i + k;
-      if (j < picked.rows.size() && picked.rows[j].at(0))
-        params[k + 1] = *picked.rows[j][0];
-      else
-        params[k + 1] = std::monostate{};
+      for (std::size_t c = 0; c < width; ++c) {
+        auto& param = params[1 + k * width + c];
+        if (j < picked.rows.size() && picked.rows[j].at(c))
+          param = *picked.rows[j][c];
+        else
+          param = std::monostate{};
+      }
     }
     out.deleted += run(sql_.reap_delete, params).affected;
   }
   tx.commit("the connection broke during the COMMIT of a reap batch; whether its rows were deleted is unknown: "
             "reap again");
-  if (!picked.rows.empty() && picked.rows.back().at(1)) resume = *picked.rows.back()[1];
+  if (!picked.rows.empty() && picked.rows.back().at(width)) resume = *picked.rows.back()[width];
   return out;
 }
 
 std::vector<lock_info> admin_store::list_locks() { return to_lock_infos(run(sql_.list_locks, {})); }
 
+std::vector<row> admin_store::find_rows(const std::string& resource, std::span<const value> scope) {
+  std::vector<value> params{resource};
+  params.insert(params.end(), scope.begin(), scope.end());
+  return run(sql_.find_lock, params).rows;
+}
+
 std::optional<lock_info> admin_store::find_lock(const std::string& resource) {
-  const value params[] = {resource};
-  const auto res = run(sql_.find_lock, params);
-  if (res.rows.empty()) return std::nullopt;
-  return to_lock_info(res.rows.front());
+  const auto rows = find_rows(resource, {});
+  if (rows.empty()) return std::nullopt;
+  return to_lock_info(rows.front());
 }
 
 std::vector<advisory_lock_info> admin_store::advisory_locks() {
@@ -131,17 +198,20 @@ std::vector<advisory_lock_info> admin_store::advisory_locks() {
   return out;
 }
 
-std::vector<row> admin_store::force_release_rows(const std::string& resource, const std::string& wakeup_channel) {
+std::vector<row> admin_store::force_release_rows(const std::string& resource, const std::string& wakeup_channel,
+                                                 std::span<const value> scope) {
+  std::vector<value> params{resource};
   if (!sql_.force_release_in_transaction) {
-    const value params[] = {resource, wakeup_channel};
+    if (!wakeup_channel.empty()) params.emplace_back(wakeup_channel);
+    params.insert(params.end(), scope.begin(), scope.end());
     try {
-      return run(sql_.force_release, std::span(params, wakeup_channel.empty() ? 1 : 2)).rows;
+      return run(sql_.force_release, params).rows;
     } catch (const connection_error& e) {
       rethrow_outcome_unknown(e, kForcedReleaseUnknown);
     }
   }
+  params.insert(params.end(), scope.begin(), scope.end());
   transaction tx(conn_, sql_);
-  const value params[] = {resource};
   auto held = run(sql_.force_release_select, params).rows;
   if (held.empty()) return held;  // nothing to delete; the destructor rolls back
   try {
@@ -162,13 +232,25 @@ std::optional<lock_info> admin_store::force_release(const std::string& resource,
 std::vector<permit_info> admin_store::list_permits() { return to_permit_infos(run(sql_.list_locks, {}).rows); }
 
 std::vector<permit_info> admin_store::find_permits(const std::string& resource) {
-  const value params[] = {resource};
-  return to_permit_infos(run(sql_.find_lock, params).rows);
+  return to_permit_infos(find_rows(resource, {}));
 }
 
 std::vector<permit_info> admin_store::force_release_permits(const std::string& resource,
                                                             const std::string& wakeup_channel) {
   return to_permit_infos(force_release_rows(resource, wakeup_channel));
+}
+
+std::vector<queue_entry_info> admin_store::list_queue() { return to_queue_infos(run(sql_.list_locks, {}).rows); }
+
+std::vector<queue_entry_info> admin_store::find_queue(const std::string& resource,
+                                                      std::optional<queue_lock_kind> kind) {
+  return to_queue_infos(find_rows(resource, queue_scope(kind)));
+}
+
+std::vector<queue_entry_info> admin_store::force_release_queue(const std::string& resource,
+                                                               const std::string& wakeup_channel,
+                                                               std::optional<queue_lock_kind> kind) {
+  return to_queue_infos(force_release_rows(resource, wakeup_channel, queue_scope(kind)));
 }
 
 }  // namespace sqllock::detail

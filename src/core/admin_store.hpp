@@ -46,9 +46,20 @@ class admin_store {
   std::vector<permit_info> find_permits(const std::string& resource);
   std::vector<permit_info> force_release_permits(const std::string& resource, const std::string& wakeup_channel);
 
+  // With the statements of the wait queue (admin_table::queue): its entries in queue order, with
+  // their positions and whether they hold; those of one resource (and kind, when given); and the
+  // forced release of those.
+  std::vector<queue_entry_info> list_queue();
+  std::vector<queue_entry_info> find_queue(const std::string& resource, std::optional<queue_lock_kind> kind);
+  std::vector<queue_entry_info> force_release_queue(const std::string& resource, const std::string& wakeup_channel,
+                                                    std::optional<queue_lock_kind> kind);
+
  private:
-  // Deletes the rows of `resource` and returns them as they were.
-  std::vector<row> force_release_rows(const std::string& resource, const std::string& wakeup_channel);
+  // The rows of `resource` (narrowed by the scope values, admin_sql::scope_params).
+  std::vector<row> find_rows(const std::string& resource, std::span<const value> scope);
+  // Deletes the rows of `resource` (narrowed by the scope values) and returns them as they were.
+  std::vector<row> force_release_rows(const std::string& resource, const std::string& wakeup_channel,
+                                      std::span<const value> scope = {});
   result run(const std::string& sql, std::span<const value> params);
   result run_direct(const std::string& sql);
 

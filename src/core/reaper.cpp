@@ -1,5 +1,5 @@
-// sqllock::reap: deletes expired lock rows and semaphore permits in batches. The SQL (and how each dialect avoids
-// waiting for locked rows) lives in dialect/admin_sql.cpp.
+// sqllock::reap: deletes expired lock rows, semaphore permits and wait-queue entries in batches, then
+// latches. The SQL (and how each dialect avoids waiting for locked rows) lives in dialect/admin_sql.cpp.
 #include "sqllock/reaper.hpp"
 
 #include "core/admin_store.hpp"
@@ -21,8 +21,10 @@ std::uint64_t reap(const database& db, const reap_options& options) {
 
   auto& impl = detail::database_access::impl(db);
   std::uint64_t total = 0;
-  // Lock rows, then semaphore permits: the same rules on both tables.
-  for (const auto which : {detail::admin_table::locks, detail::admin_table::permits}) {
+  // Lock rows, then semaphore permits, then wait-queue entries: the same rules on every lease
+  // table. A queue's waiters delete expired entries ahead of them themselves; the reaper is the
+  // backstop for names nobody waits for any more.
+  for (const auto which : {detail::admin_table::locks, detail::admin_table::permits, detail::admin_table::queue}) {
     const auto sql = detail::make_admin_sql(impl.dialect(), db.table(), which);
     std::string resume;  // where the last batch's scan ended
     while (!options.stop.stop_requested()) {
@@ -34,7 +36,7 @@ std::uint64_t reap(const database& db, const reap_options& options) {
         batch = detail::admin_store(*conn, *sql).reap_batch(options.batch_size, options.grace, resume);
       }
       total += batch.deleted;
-      // The permits' empty batches stay silent: a pass reports one 0 at most, as before.
+      // The permits' and the queue's empty batches stay silent: a pass reports one 0 at most.
       if (options.on_batch && (batch.deleted > 0 || which == detail::admin_table::locks))
         options.on_batch(batch.deleted);
       // A short batch means the scan ran out of unlocked expired rows: the pass is done. Rows

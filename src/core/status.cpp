@@ -1,4 +1,5 @@
-// Operator views of the lock table (list, find, pg_locks) and forced release.
+// Operator views of the lock table, the permits and the wait queue (list, find, pg_locks) and
+// forced release.
 #include "sqllock/status.hpp"
 
 #include "core/admin_store.hpp"
@@ -62,6 +63,29 @@ std::vector<permit_info> force_release_permits(const database& db, std::string_v
         return s.force_release_permits(std::string(name), impl.sql().wakeup_channel);
       },
       detail::admin_table::permits);
+}
+
+std::vector<queue_entry_info> list_queue_entries(const database& db) {
+  return with_store(db, [](detail::admin_store& s, auto&) { return s.list_queue(); }, detail::admin_table::queue);
+}
+
+std::vector<queue_entry_info> find_queue_entries(const database& db, std::string_view name,
+                                                 std::optional<queue_lock_kind> kind) {
+  detail::validate_lock_name(name);
+  return with_store(
+      db, [&](detail::admin_store& s, auto&) { return s.find_queue(std::string(name), kind); },
+      detail::admin_table::queue);
+}
+
+std::vector<queue_entry_info> force_release_queue_entries(const database& db, std::string_view name,
+                                                          std::optional<queue_lock_kind> kind) {
+  detail::validate_lock_name(name);
+  return with_store(
+      db,
+      [&](detail::admin_store& s, detail::database_impl& impl) {
+        return s.force_release_queue(std::string(name), impl.sql().wakeup_channel, kind);
+      },
+      detail::admin_table::queue);
 }
 
 }  // namespace sqllock

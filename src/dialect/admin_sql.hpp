@@ -29,41 +29,52 @@ struct admin_sql : transaction_sql {
   // candidate it took, "1" when deleted, "0" when it was renewed meanwhile (rows work with every
   // driver; libpq reports no affected count for WITH … DELETE). SQLite has one writer: all "1".
   // Otherwise (MySQL, reap_in_transaction): reap_isolation and begin, then reap_select ($1 batch,
-  // $2 grace ms, $3 the expires_at text to resume from) locks and returns the candidates'
-  // resources and expires_at texts in expires_at order, reap_delete ($1 grace ms, then
-  // reap_delete_keys resources, NULL-padded) deletes them in chunks, then commit.
-  // reap_resume_start is the $3 of a pass's first batch (before every stored time).
+  // $2 grace ms, $3 the expires_at text to resume from) locks and returns the candidates' primary
+  // keys (reap_key_columns fields) and expires_at texts in expires_at order, reap_delete ($1 grace
+  // ms, then reap_delete_keys keys of reap_key_columns values each, NULL-padded) deletes exactly
+  // those rows in chunks, then commit. reap_resume_start is the $3 of a pass's first batch
+  // (before every stored time).
   bool reap_in_transaction = false;
   std::string reap_batch;
   std::string reap_isolation;  // exec_direct before `begin`; empty when not needed
   std::string reap_select;
   std::string reap_delete;
   std::size_t reap_delete_keys = 0;
+  std::size_t reap_key_columns = 1;
   std::string reap_resume_start;
 
   // ---- status
   std::string list_locks;  // → every lock row, kLockColumns each, ordered by resource
-  std::string find_lock;   // $1 resource → that row, or none
+  // $1 resource (then the scope values, see scope_params) → that row, or none
+  std::string find_lock;
   // PostgreSQL: the advisory locks of the current database in pg_locks →
   // (pid or NULL, key1, key2 or NULL, mode, granted 0/1); empty for other dialects.
   std::string advisory_locks;
 
   // ---- forced release of one row whatever its owner.
   // One statement (force_release_in_transaction false): force_release ($1 resource, and $2 the
-  // wake-up channel when the dialect has one) deletes the row and returns it (kLockColumns).
-  // Otherwise, inside begin/commit: force_release_select ($1) locks and returns the row, then
-  // force_release ($1) deletes it.
+  // wake-up channel when the dialect has one, then the scope values) deletes the row and returns
+  // it (kLockColumns). Otherwise, inside begin/commit: force_release_select ($1, then the scope
+  // values) locks and returns the row, then force_release (the same parameters) deletes it.
   bool force_release_in_transaction = false;
   std::string force_release_select;
   std::string force_release;
 
+  // How many values the by-resource statements (find_lock, force_release_select, force_release)
+  // take after their others to narrow them down: 0, or 2 for the queue (its rows of kinds IN the
+  // two values: 'F', 'R' for both kinds, the same kind twice for one).
+  std::size_t scope_params = 0;
 };
 
-// Which lease table the statements work on: the lock table, or its semaphore permits
+// Which lease table the statements work on: the lock table; its semaphore permits
 // (`<table>_permits`), whose rows list kLockColumns (count 1) and then slot and permits
-// (kPermitColumns in all); find_lock and force_release then cover every slot of the resource.
-enum class admin_table { locks, permits };
+// (kPermitColumns in all); or its wait queue (`<table>_queue`), whose rows list kLockColumns —
+// count = write + read levels, fence = ticket, acquired_at = enqueued_at — then kind, write_count
+// and read_count (kQueueColumns), ordered by resource, kind and ticket. find_lock and
+// force_release then cover every slot, or every entry (of the scope's kinds), of the resource.
+enum class admin_table { locks, permits, queue };
 inline constexpr std::size_t kPermitColumns = kLockColumns + 2;
+inline constexpr std::size_t kQueueColumns = kLockColumns + 3;
 
 // The operator statements for `kind` on the (validated, unquoted) lock table `table`.
 std::shared_ptr<const admin_sql> make_admin_sql(dialect_kind kind, const std::string& table,

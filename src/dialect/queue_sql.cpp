@@ -51,6 +51,24 @@ constexpr std::string_view kNotLastLevel = "write_count >= $5 AND read_count >= 
 // never waits for lock rows (dialect/postgresql_keys.hpp) or permits (permit_sql.cpp) of the name.
 constexpr std::string_view kPgQueueKey = "hashtextextended(CAST($1 AS text), 3141592653589793238)";
 
+// The check's read where the check is two statements (MySQL, SQLite): `now` is the dialect's
+// clock, `wait_ms` its "milliseconds (≥ 0) until MIN(a.expires_at), NULL when no row counts". It
+// counts every entry ahead that is still there (expiry is the delete's to decide) and blocks the
+// entry by its own mode as stored now.
+std::string check_read_text(std::string_view now, std::string_view wait_ms) {
+  return std::string(R"(
+SELECT (SELECT COUNT(*) FROM {{table_queue}} AS m
+        WHERE m.resource = $1 AND m.kind = $2 AND m.ticket = $3 AND m.owner_token = $4
+          AND m.expires_at > )") + std::string(now) + R"(),
+    COUNT(*),
+    )" + std::string(wait_ms) + R"(
+FROM {{table_queue}} AS a
+WHERE a.resource = $1 AND a.kind = $2 AND a.ticket < $3
+  AND (a.write_count > 0 OR COALESCE((SELECT m.write_count FROM {{table_queue}} AS m
+                                      WHERE m.resource = $1 AND m.kind = $2 AND m.ticket = $3
+                                        AND m.owner_token = $4), 1) > 0))";
+}
+
 queue_sql postgresql(const std::string& table) {
   const auto t = [&](std::string_view text) { return expand_table_template(text, dialect_kind::postgresql, table); };
   queue_sql s;
@@ -169,17 +187,9 @@ ON DUPLICATE KEY UPDATE
       "DELETE x FROM {{table_queue}} AS x FORCE INDEX (PRIMARY) "
       "WHERE x.resource = $1 AND x.kind = $2 AND x.ticket < $3 AND x.expires_at <= UTC_TIMESTAMP(6) "
       "AND x.owner_token <> $4");
-  s.check_read = t(R"(
-SELECT (SELECT COUNT(*) FROM {{table_queue}} AS m
-        WHERE m.resource = $1 AND m.kind = $2 AND m.ticket = $3 AND m.owner_token = $4
-          AND m.expires_at > UTC_TIMESTAMP(6)),
-    COUNT(*),
-    IF(COUNT(*) = 0, NULL, GREATEST(0, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), MIN(a.expires_at)) DIV 1000))
-FROM {{table_queue}} AS a
-WHERE a.resource = $1 AND a.kind = $2 AND a.ticket < $3
-  AND (a.write_count > 0 OR COALESCE((SELECT m.write_count FROM {{table_queue}} AS m
-                                      WHERE m.resource = $1 AND m.kind = $2 AND m.ticket = $3
-                                        AND m.owner_token = $4), 1) > 0))");
+  s.check_read = t(check_read_text(
+      "UTC_TIMESTAMP(6)",
+      "IF(COUNT(*) = 0, NULL, GREATEST(0, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), MIN(a.expires_at)) DIV 1000))"));
 
   // Point statements by the full primary key.
   s.release = t("DELETE FROM {{table_queue}} WHERE " + std::string(kEntry) + " AND " + std::string(kLastLevel));
@@ -235,18 +245,9 @@ ON CONFLICT (resource, kind, owner_token) DO UPDATE SET
   // As on MySQL, $4 is there for the common parameter list.
   s.check = t("DELETE FROM {{table_queue}} WHERE resource = $1 AND kind = $2 AND ticket < $3 AND expires_at <= " + now +
               " AND owner_token <> $4");
-  s.check_read = t(R"(
-SELECT (SELECT COUNT(*) FROM {{table_queue}} AS m
-        WHERE m.resource = $1 AND m.kind = $2 AND m.ticket = $3 AND m.owner_token = $4
-          AND m.expires_at > )" + now + R"(),
-    COUNT(*),
-    CASE WHEN COUNT(*) > 0
-         THEN MAX(0, CAST(ROUND((julianday(MIN(a.expires_at)) - julianday('now')) * 86400000) AS INTEGER)) END
-FROM {{table_queue}} AS a
-WHERE a.resource = $1 AND a.kind = $2 AND a.ticket < $3
-  AND (a.write_count > 0 OR COALESCE((SELECT m.write_count FROM {{table_queue}} AS m
-                                      WHERE m.resource = $1 AND m.kind = $2 AND m.ticket = $3
-                                        AND m.owner_token = $4), 1) > 0))");
+  s.check_read = t(check_read_text(
+      now, "CASE WHEN COUNT(*) > 0 "
+           "THEN MAX(0, CAST(ROUND((julianday(MIN(a.expires_at)) - julianday('now')) * 86400000) AS INTEGER)) END"));
 
   // Point statements by the full primary key; the delete reports by its affected count (no
   // RETURNING, which SQLite buffers in an ephemeral table).

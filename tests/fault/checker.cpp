@@ -1,7 +1,9 @@
 #include "fault/checker.hpp"
 
+#include "fault/holds.hpp"
 #include "fault/latch_check.hpp"
 #include "fault/multi_check.hpp"
+#include "fault/queue_check.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -15,98 +17,14 @@ namespace {
 
 constexpr std::int64_t kMs = 1'000'000;  // nanoseconds per millisecond
 
-// One critical section as the history tells it.
-struct hold_rec {
-  pid_t pid = 0;
-  int thread = 0;
-  std::string res;
-  std::int64_t fence = -1;
-  std::int64_t start = 0, end = 0;
-  std::int64_t called = 0;  // the acquire call began (a fault from here on can stale the hold)
-  bool releasing = false;   // Y seen: the section ended and the release began
-  std::string release;      // X's outcome; "" when the process died first
-  std::int64_t release_at = 0;
-  std::int64_t lost_at = 0;  // first lost signal (may precede start: see build_holds)
-  std::vector<std::pair<std::int64_t, std::int64_t>> reentries;  // (time, inner fence)
-  std::string fenced;        // ok / rej / unk; "" when not attempted
-  std::int64_t fenced_sent = 0, fenced_done = 0;
-};
-
-std::vector<hold_rec> build_holds(const run_evidence& ev) {
-  std::map<pid_t, std::int64_t> killed_at;
-  for (const auto& w : ev.workers) killed_at[w.pid] = w.killed_at;
-  std::map<std::pair<pid_t, int>, std::vector<const event*>> by_thread;
-  for (const auto& e : ev.events) by_thread[{e.pid, e.thread}].push_back(&e);
-  std::vector<hold_rec> out;
-  for (const auto& [key, events] : by_thread) {
-    std::optional<hold_rec> cur;
-    // A lost signal that fired before the lock's stop_callback was registered runs in that
-    // registration, which comes before the section writes A: it belongs to the next hold.
-    std::int64_t lost_before_a = 0;
-    const auto close = [&] {
-      if (!cur) return;
-      if (!cur->releasing) cur->end = killed_at[cur->pid] ? killed_at[cur->pid] : events.back()->mono;
-      out.push_back(*cur);
-      cur.reset();
-    };
-    for (const event* e : events) {
-      const auto field = [&](std::size_t i) { return i < e->fields.size() ? e->fields[i] : std::string(); };
-      switch (e->type) {
-        case 'A':
-          close();
-          cur = hold_rec{};
-          cur->pid = e->pid;
-          cur->thread = e->thread;
-          cur->res = e->resource;
-          cur->fence = e->fence;
-          cur->start = e->mono;
-          cur->called = field(2).empty() ? e->mono : std::stoll(field(2));
-          cur->lost_at = std::exchange(lost_before_a, 0);
-          break;
-        case 'N':
-          if (cur) cur->reentries.emplace_back(e->mono, std::stoll(field(0)));
-          break;
-        case 'F':
-          if (cur) {
-            cur->fenced = field(0);
-            cur->fenced_sent = field(1).empty() ? e->mono : std::stoll(field(1));
-            cur->fenced_done = e->mono;
-          }
-          break;
-        case 'L':
-          if (cur && cur->res == e->resource && cur->lost_at == 0) cur->lost_at = e->mono;
-          if (!cur && lost_before_a == 0) lost_before_a = e->mono;
-          break;
-        case 'Y':
-          if (cur) {
-            cur->end = e->mono;
-            cur->releasing = true;
-          }
-          break;
-        case 'X':
-          if (cur) {
-            cur->release = field(0);
-            cur->release_at = e->mono;
-            close();
-          }
-          break;
-        default:
-          break;
-      }
-    }
-    close();
-  }
-  return out;
-}
-
 class checker {
  public:
-  explicit checker(const run_evidence& ev) : ev_(ev), holds_(build_holds(ev)) {
+  explicit checker(const run_evidence& ev) : ev_(ev), holds_(build_holds(ev.events, ev.workers)) {
     for (const char* v : {"server-overlap", "fence-order", "foreign-delete", "unknown-fence", "reentry-fence",
                           "lost-write", "phantom-write", "stale-write", "client-overlap", "lost-signal-late",
                           "liveness", "row-atomicity"})
       r_.violations[v] = 0;
-    if (ha_) r_.violations["fence-causal"] = 0;
+    if (ha_ || queued_) r_.violations["fence-causal"] = 0;
     if (semaphore_)
       for (const char* v : {"server-overcommit", "slot-fence-order"}) r_.violations[v] = 0;
     if (failover_)
@@ -115,11 +33,18 @@ class checker {
 
   report run() {
     volume();
-    if (leased(ev_.cfg.kind)) {  // table locks; semaphores per (name, slot)
+    if (leased(ev_.cfg.kind) && !queued_) {  // table locks; semaphores per (name, slot)
       server_grants();
-      client_fences();
+      client_fences(granted_in(ev_.grants));
       stale_writes();
       if (ha_) fence_causal();
+    }
+    if (queued_) {  // fair and rw: each hold's ticket is its fence, each place a row of the queue log
+      queue_places();
+      client_fences(granted_in(ev_.queue_log));
+      stale_writes();
+      fence_causal();
+      check_queue(ev_, holds_, r_);
     }
     if (semaphore_) server_overcommit();
     if (ev_.cfg.kind == lock_kind::latch) check_latch(ev_, r_);
@@ -208,30 +133,49 @@ class checker {
       else
         max_expiry = std::max(max_expiry, g.expires_us);
       prev_fence = std::max(prev_fence, g.fence);
-      if (g.deleted_us && *g.deleted_us < g.expires_us) {
-        const auto it = by_grant.find({g.resource, g.fence});
-        if (it == by_grant.end()) {
-          bump("grants-without-client");  // liveness probes; acquires whose reply was lost (sqllock deletes those)
-          continue;
-        }
-        // The holder's handle also deletes the row of a hold it declared lost (renew_once's orphan
-        // cleanup, or its next acquire of the resource): a delete after the holder was told.
-        const std::int64_t deleted_mono = *g.deleted_us * 1000 - ev_.realtime_minus_mono_ns;
-        bool own = false, orphan = false;
-        for (const hold_rec* h : it->second) {
-          own = own || h->release == "ok" || h->release == "unk" || h->release == "err" || (h->releasing && h->release.empty());
-          orphan = orphan || told_lost_before(*h, deleted_mono);
-        }
-        if (!own && orphan) bump("early-deletes-of-lost-holds");
-        own = own || orphan;
-        if (!own)
-          violation("foreign-delete", describe(*it->second.front()) + ": row deleted " +
-                                          std::to_string((g.expires_us - *g.deleted_us) / 1000) +
-                                          " ms before expiry; holder's release said " + it->second.front()->release);
-      }
+      if (g.deleted_us && *g.deleted_us < g.expires_us && !early_delete(by_grant, g.resource, g.fence, *g.deleted_us, g.expires_us))
+        bump("grants-without-client");  // liveness probes; acquires whose reply was lost (sqllock deletes those)
     }
     metric("server-grants", static_cast<std::int64_t>(ev_.grants.size()));
     metric("server-overlap-max-us", max_overlap_us);
+  }
+
+  using holds_index = std::map<std::pair<std::string, std::int64_t>, std::vector<const hold_rec*>>;
+
+  // A row of `res` with `fence` (a lock grant, a permit, a place in the queue) deleted at
+  // `deleted_us`, before its expiry `expires_us`: a foreign-delete unless one of its holds released
+  // it (or was releasing it when its process died) or had been told of the loss before. False
+  // when no hold had it.
+  bool early_delete(const holds_index& by_grant, const std::string& res, std::int64_t fence, std::int64_t deleted_us,
+                    std::int64_t expires_us) {
+    const auto it = by_grant.find({res, fence});
+    if (it == by_grant.end()) return false;
+    // The holder's handle also deletes the row of a hold it declared lost (renew_once's orphan
+    // cleanup, or its next acquire of the resource): a delete after the holder was told.
+    const std::int64_t deleted_mono = deleted_us * 1000 - ev_.realtime_minus_mono_ns;
+    bool own = false, orphan = false;
+    for (const hold_rec* h : it->second) {
+      own = own || h->release == "ok" || h->release == "unk" || h->release == "err" || (h->releasing && h->release.empty());
+      orphan = orphan || told_lost_before(*h, deleted_mono);
+    }
+    if (!own && orphan) bump("early-deletes-of-lost-holds");
+    own = own || orphan;
+    if (!own)
+      violation("foreign-delete", describe(*it->second.front()) + ": row deleted " +
+                                      std::to_string((expires_us - deleted_us) / 1000) +
+                                      " ms before expiry; holder's release said " + it->second.front()->release);
+    return true;
+  }
+
+  // The queue's places: one deleted before its lease ran out must have been its holder's to
+  // delete (foreign-delete); those that never held were waiters leaving (timeouts, errors).
+  void queue_places() {
+    holds_index by_place;
+    for (const auto& h : holds_) by_place[{h.res, h.fence}].push_back(&h);
+    for (const auto& q : ev_.queue_log)
+      if (q.end_event == 'D' && q.ended_us && *q.ended_us < q.expires_us &&
+          !early_delete(by_place, q.resource, q.ticket, *q.ended_us, q.expires_us))
+        bump("queue-places-left-early-unheld");
   }
 
   // Semaphores: never more than N live permits of a name by the server's log. A permit is live
@@ -274,9 +218,19 @@ class checker {
     return (h.lost_at && h.lost_at < at + resolution) || (release_said && h.release_at < at + resolution);
   }
 
-  void client_fences() {
-    std::set<std::pair<std::string, std::int64_t>> granted;
-    for (const auto& g : ev_.grants) granted.emplace(g.resource, g.fence);
+  // The (resource, fence) of every row in a server log: grants (fence), places (ticket).
+  static std::set<std::pair<std::string, std::int64_t>> granted_in(const std::vector<grant_row>& log) {
+    std::set<std::pair<std::string, std::int64_t>> out;
+    for (const auto& g : log) out.emplace(g.resource, g.fence);
+    return out;
+  }
+  static std::set<std::pair<std::string, std::int64_t>> granted_in(const std::vector<queue_log_row>& log) {
+    std::set<std::pair<std::string, std::int64_t>> out;
+    for (const auto& q : log) out.emplace(q.resource, q.ticket);
+    return out;
+  }
+
+  void client_fences(const std::set<std::pair<std::string, std::int64_t>>& granted) {
     for (const auto& h : holds_) {
       if (h.fence >= 0 && !granted.count({h.res, h.fence}))
         violation("unknown-fence", describe(h) + " has no grant in the server log");
@@ -314,6 +268,7 @@ class checker {
     std::map<std::string, std::int64_t> f_ok, f_unk, u_ok, u_unk;
     for (const auto& h : holds_) {
       if (h.fenced == "ok") ++f_ok[h.res];
+      if (!h.writer) continue;  // a read hold writes nothing
       if (h.fenced == "unk" || (h.release.empty() && h.fenced.empty())) ++f_unk[h.res];
       if (h.release.empty()) ++u_unk[h.res];
     }
@@ -375,6 +330,7 @@ class checker {
       for (const hold_rec* h : hs) {
         std::erase_if(active, [&](const hold_rec* a) { return a->end <= h->start; });
         for (const hold_rec* stale : active) {
+          if (!stale->writer && !h->writer) continue;  // read holds share the lock
           max_ns = std::max(max_ns, std::min(stale->end, h->end) - h->start);
           const std::string why = explanation(*stale);
           if (why.empty()) {
@@ -555,6 +511,7 @@ class checker {
   const bool ha_ = ev_.cfg.setup != setup_kind::standalone;
   const bool failover_ = ev_.cfg.setup == setup_kind::pgaf;
   const bool semaphore_ = ev_.cfg.kind == lock_kind::semaphore;
+  const bool queued_ = queued(ev_.cfg.kind);
   std::vector<hold_rec> holds_;
   report r_;
 };

@@ -47,6 +47,13 @@
 // Multi runs (--kind multi) are checked per name like table runs (their rows are table_lock rows)
 // and report (only there) partial-grant: a multi-lock's set granted only in part
 // (fault/multi_check.hpp).
+// Fair and rw runs (--kind fair, rw: places in the wait queue, their tickets the fences) run
+// unknown-fence (a hold's ticket must be a place of the server's queue log), foreign-delete (a
+// held place deleted before its lease ran out by someone other than its holder), reentry-fence,
+// stale-write, lost-write / phantom-write (write holds), client-overlap (pairs with a write hold),
+// fence-causal (client-side, as on the HA setups) and liveness, and report (only there)
+// write-overlap, ticket-order, ticket-arrival, queue-stall and a fence-order of their own, all
+// described in fault/queue_check.hpp.
 // Latch runs (--kind latch) hold no lock: the checks above find nothing to check there; their
 // own checks (early-open, double-count, uncounted-arrival) are described in fault/latch_check.hpp.
 // A refusal run (--expect-refusal, check_refusal) has one verdict:
@@ -66,6 +73,7 @@
 #include "fault/history.hpp"
 #include "fault/latch_log.hpp"
 #include "fault/nemesis.hpp"
+#include "fault/queue_log.hpp"
 #include "fault/schema.hpp"
 
 namespace sqllock::fault {
@@ -83,6 +91,8 @@ struct run_evidence {
   std::vector<grant_row> grants;      // table locks; semaphore permits (per slot_key)
   std::vector<data_row> data;
   std::vector<latch_log_row> latch_log;  // latch runs: the server's latch log (fault/latch_check.hpp)
+  std::vector<queue_log_row> queue_log;  // fair and rw runs: the server's queue log (fault/queue_log.hpp)
+  std::int64_t queue_stall_slack_ms = 0;  // queue-stall: a free name's waiter must hold within this past its excuse
   std::vector<liveness_result> liveness;
   std::int64_t liveness_bound_ms = 0;
   std::int64_t lost_signal_bound_ms = 0;  // a killed session's holder must learn within this

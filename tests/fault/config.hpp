@@ -18,7 +18,10 @@ namespace sqllock::fault {
 // multi: sqllock::multi_lock over run_config::names_per_set of the run's names at a time
 // (fault/multi_worker.hpp); its rows are table_lock rows, checked per name like the table kind's
 // and for sets granted in part (fault/multi_check.hpp).
-enum class lock_kind { table, advisory, named, row, semaphore, latch, multi };
+// fair, rw: sqllock::fair_lock and sqllock::rw_lock, places in the wait queue
+// (fault/queue_holder.hpp); an rw worker takes the write lock one time in three, else the read
+// lock. Checked against the server's log of the queue (fault/queue_log.hpp, fault/queue_check.hpp).
+enum class lock_kind { table, advisory, named, row, semaphore, latch, multi, fair, rw };
 
 // A deliberately unsafe peer that the checkers must catch (negative controls). Implemented only
 // here, as raw SQL a careless client could send; the library has no such mode.
@@ -39,6 +42,14 @@ enum class control {
   // A multi-lock taken name by name (one autocommit table_lock each, unsorted, no waiting) that
   // releases the names it took when a later one is refused (fault/multi_worker.hpp).
   sequential_multi,
+  // A queue that ignores its tickets: every worker thread takes a place in the fair locks' queue
+  // (raw SQL, a real ticket) and then holds whenever no live holder exists — a lease row of its
+  // own, free or expired — whoever of the waiters polls first (fault/queue_rogue.hpp). PostgreSQL.
+  unordered_queue,
+  // A read-write lock reader that takes a reader's place in the queue (raw SQL) and holds at once,
+  // ignoring the writers ahead of it: thread 0 of each process, among sqllock's rw_lock holders
+  // (fault/queue_rogue.hpp). PostgreSQL only.
+  reader_ignores_writer,
 };
 
 // The servers a run starts (scripts/test-servers.sh, scripts/ha-servers.sh): one standalone
@@ -82,8 +93,15 @@ control parse_control(const std::string& s);
 setup_kind parse_setup(const std::string& s);
 dialect_kind parse_dialect(const std::string& s);
 
-// The lock kinds held by a lease (ttl) that the reaper ends: table, semaphore and multi.
-inline bool leased(lock_kind k) { return k == lock_kind::table || k == lock_kind::semaphore || k == lock_kind::multi; }
+// The lock kinds whose holds wait in the queue (schema 5): fair and rw.
+inline bool queued(lock_kind k) { return k == lock_kind::fair || k == lock_kind::rw; }
+
+// The lock kinds held by a lease (ttl): table, semaphore and multi, whose expired rows the reaper
+// ends, and the queued kinds, whose expired places the queue's own checks delete (the reaper runs
+// in their runs too, as an operator's daemon would).
+inline bool leased(lock_kind k) {
+  return k == lock_kind::table || k == lock_kind::semaphore || k == lock_kind::multi || queued(k);
+}
 
 // The reaper period the controller uses: L / 2.
 inline std::chrono::milliseconds reaper_period(const run_config& c) { return c.lease / 2; }

@@ -15,13 +15,17 @@
 #include "fault/latch_log.hpp"
 #include "fault/latch_worker.hpp"
 #include "fault/nemesis.hpp"
+#include "fault/queue_log.hpp"
+#include "fault/queue_rogue.hpp"
 #include "fault/schema.hpp"
 #include "fault/servers.hpp"
 #include "sqllock/advisory_lock.hpp"
 #include "sqllock/error.hpp"
+#include "sqllock/fair_lock.hpp"
 #include "sqllock/named_lock.hpp"
 #include "sqllock/reaper.hpp"
 #include "sqllock/row_lock.hpp"
+#include "sqllock/rw_lock.hpp"
 #include "sqllock/semaphore.hpp"
 #include "sqllock/table_lock.hpp"
 #include "support/time_scale.hpp"
@@ -82,6 +86,20 @@ std::int64_t time_to_acquire(const run_config& cfg, const std::string& uri, int 
           got = s.try_acquire_for(left).has_value();
           break;
         }
+        case lock_kind::fair: {
+          fair_lock_options o;
+          o.ttl = cfg.lease;
+          fair_lock l(db, name, o);
+          got = l.try_lock_for(left);
+          break;
+        }
+        case lock_kind::rw: {  // the write lock: every place ahead must have gone
+          rw_lock_options o;
+          o.ttl = cfg.lease;
+          rw_lock l(db, name, o);
+          got = l.try_lock_for(left);
+          break;
+        }
         case lock_kind::latch:  // not a lock: whether it can still be armed, counted down and opened
           got = latch_opens(db, name, cfg.latch_count);
           break;
@@ -106,6 +124,13 @@ void dump_evidence(const std::filesystem::path& dir, const run_evidence& ev) {
   for (const auto& g : ev.grants)
     grants << g.resource << ' ' << g.fence << ' ' << g.owner << ' ' << g.granted_us << ' ' << g.expires_us << ' '
            << g.taken_over_us.value_or(0) << ' ' << g.deleted_us.value_or(0) << ' ' << g.logged_us << '\n';
+  if (queued(ev.cfg.kind)) {  // resource kind ticket owner pid writer lease_ms enqueued expires reader ended end logged
+    std::ofstream log(dir / "queue_log.txt");
+    for (const auto& q : ev.queue_log)
+      log << q.resource << ' ' << q.kind << ' ' << q.ticket << ' ' << q.owner << ' ' << q.pid << ' ' << q.writer << ' '
+          << q.lease_ms << ' ' << q.enqueued_us << ' ' << q.expires_us << ' ' << q.reader_us.value_or(0) << ' '
+          << q.ended_us.value_or(0) << ' ' << q.end_event << ' ' << q.logged_us << '\n';
+  }
   if (ev.cfg.kind == lock_kind::latch) {  // id event resource generation participant old new initial logged_us
     std::ofstream log(dir / "latch_log.txt");
     for (const auto& l : ev.latch_log)
@@ -220,6 +245,8 @@ report run_controller(const controller_args& a) {
     const database admin = connect(uri);
     create_schema(admin, cfg.resources, cfg.kind == lock_kind::semaphore ? cfg.permits : 0);
     if (cfg.kind == lock_kind::latch) create_latch_log(admin);
+    if (queued(cfg.kind)) create_queue_log(admin);
+    if (cfg.ctl == control::unordered_queue) create_barge_table(admin);
   }
   board holders(a.dir / "board", true);
   if (cfg.expect_refusal) return refusal_run(a, servers.get(), uri);
@@ -263,13 +290,17 @@ report run_controller(const controller_args& a) {
   workers.kill_all();
   const std::int64_t all_dead = mono_ns();
   const auto slack = test::scaled(std::chrono::seconds(1));
-  const auto bound = leased(cfg.kind) ? cfg.lease + reaper_period(cfg) + slack : cfg.keepalive + slack;
+  // A queue's places need no reaper: the waiters' checks delete the expired ones ahead of them.
+  const auto bound = queued(cfg.kind)   ? cfg.lease + slack
+                     : leased(cfg.kind) ? cfg.lease + reaper_period(cfg) + slack
+                                        : cfg.keepalive + slack;
   run_evidence ev;
   ev.cfg = cfg;
   ev.liveness_bound_ms = bound.count();
   ev.lost_signal_bound_ms = (cfg.keepalive + slack).count();
   ev.failover_signal_bound_ms = leased(cfg.kind) ? (cfg.lease + slack).count() : ev.lost_signal_bound_ms;
   ev.failover_slack_ms = (cfg.lease + slack).count();
+  ev.queue_stall_slack_ms = slack.count();
   // The smaller sample maps database times later onto the histories' clock: lenient if the clock
   // was slewed meanwhile (checker.cpp's foreign-delete test).
   ev.realtime_minus_mono_ns = std::min(clock_offset_before, realtime_minus_mono_ns());
@@ -293,6 +324,7 @@ report run_controller(const controller_args& a) {
     if (cfg.kind == lock_kind::table || cfg.kind == lock_kind::multi) ev.grants = read_grants(admin);
     if (cfg.kind == lock_kind::semaphore) ev.grants = read_permit_grants(admin);
     if (cfg.kind == lock_kind::latch) ev.latch_log = read_latch_log(admin);
+    if (queued(cfg.kind)) ev.queue_log = read_queue_log(admin);
     ev.data = read_data(admin);
   }
   dump_evidence(a.dir, ev);

@@ -5,14 +5,17 @@
 //
 // Line: <type> <thread> <mono_ns> <resource> <fence> <field>…   (fields contain no spaces)
 //   A  acquired; fields: db_time_us (database clock at the first read), read_value, call_ns (when
-//      the acquire call began: a pause inside the call can leave the lease expired on return)
+//      the acquire call began: a pause inside the call can leave the lease expired on return);
+//      queued kinds (fair, rw) add the mode: w (write) or r (read)
+//   R  a read hold's last read, before its release; fields: db_time_us, read_value
 //   N  re-entered while holding; fields: fence seen by the inner acquire
 //   F  fenced write; fields: ok|rej|unk, send_ns
 //   U  unfenced write (read-sleep-write); fields: ok|unk
 //   Y  about to release (a release may commit and the process die before X is written)
 //   X  released; fields: ok|notheld|lost|err|unk
 //   L  the lost-lock signal fired while holding
-//   T  acquire failed with an exception; fields: the exception class
+//   T  acquire failed with an exception; fields: the exception class, call_ns (worker.cpp's threads)
+//   G  queued kinds: the acquire gave up (its wait ran out); fields: call_ns
 // fence is -1 for lock kinds without fencing tokens.
 #pragma once
 

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "fault/queue_holder.hpp"
+#include "fault/queue_rogue.hpp"
 #include "fault/rogue_locker.hpp"
 #include "fault/schema.hpp"
 #include "fault/semaphore_holder.hpp"
@@ -19,13 +21,18 @@ test::lock_kind adapter_kind(lock_kind k) {
     case lock_kind::semaphore: break;  // fault/semaphore_holder.hpp
     case lock_kind::latch: break;      // no lock: fault/latch_worker.hpp
     case lock_kind::multi: break;      // no single lock: fault/multi_worker.hpp
+    case lock_kind::fair:              // fault/queue_holder.hpp
+    case lock_kind::rw: break;
   }
   throw std::invalid_argument("unknown lock kind");
 }
 
-// One holder of `kind` per resource; unlock errors are left to the release outcomes.
-std::vector<std::unique_ptr<test::lock_holder>> holders(const run_config& cfg, const database& db, lock_kind kind) {
+// One holder of `kind` per resource for worker thread `thread_index`; unlock errors are left to
+// the release outcomes.
+std::vector<std::unique_ptr<test::lock_holder>> holders(const run_config& cfg, const database& db, lock_kind kind,
+                                                        int thread_index) {
   if (kind == lock_kind::semaphore) return semaphore_holders(cfg, db);
+  if (queued(kind)) return queue_holders(cfg, db, thread_index);
   const test::lock_kind k = adapter_kind(kind);
   test::lock_settings s;
   s.keepalive = cfg.keepalive;
@@ -41,7 +48,7 @@ std::vector<std::unique_ptr<test::lock_holder>> holders(const run_config& cfg, c
 std::unique_ptr<locker> make_locker(const run_config& cfg, const database& db, int thread_index) {
   switch (cfg.ctl) {
     case control::unsafe_release:
-      return std::make_unique<locker>(unsafe_release_holders(db, holders(cfg, db, lock_kind::table)));
+      return std::make_unique<locker>(unsafe_release_holders(db, holders(cfg, db, lock_kind::table, thread_index)));
     case control::client_clock:
       // One rogue thread per process among sqllock's own lockers.
       if (thread_index == 0) return std::make_unique<locker>(client_clock_holders(cfg, db));
@@ -50,12 +57,19 @@ std::unique_ptr<locker> make_locker(const run_config& cfg, const database& db, i
       // One counting thread per process among sqllock's own semaphore holders.
       if (thread_index == 0) return std::make_unique<locker>(count_then_insert_holders(cfg, db));
       break;
+    case control::unordered_queue:
+      // Every thread: the queue's order ignored by all, so that only the order is broken.
+      return std::make_unique<locker>(unordered_queue_holders(cfg, db, thread_index));
+    case control::reader_ignores_writer:
+      // One rogue reader per process among sqllock's own rw_lock holders.
+      if (thread_index == 0) return std::make_unique<locker>(rogue_reader_holders(cfg, db, thread_index));
+      break;
     case control::rogue_count_down:  // a latch run: no lockers (fault/latch_worker.hpp)
     case control::sequential_multi:  // a multi run: no lockers (fault/multi_worker.hpp)
     case control::none:
       break;
   }
-  return std::make_unique<locker>(holders(cfg, db, cfg.kind));
+  return std::make_unique<locker>(holders(cfg, db, cfg.kind, thread_index));
 }
 
 }  // namespace sqllock::fault

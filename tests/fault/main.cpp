@@ -1,8 +1,9 @@
 // sqllock_fault: the Jepsen-style fault harness (docs/reliability.md).
 //
-//   sqllock_fault --database postgresql|mariadb|sqlite --kind table|advisory|named|row|semaphore|latch|multi[,…]
+//   sqllock_fault --database postgresql|mariadb|sqlite --kind table|advisory|named|row|semaphore|latch|multi|fair|rw[,…]
 //                 [--setup standalone|pgaf|galera] [--seconds N] [--long]
-//                 [--control none|unsafe-release|client-clock|count-then-insert|rogue-count-down|sequential-multi]
+//                 [--control none|unsafe-release|client-clock|count-then-insert|rogue-count-down|sequential-multi|
+//                            unordered-queue|reader-ignores-writer]
 //                 [--permits N] [--latch-count N] [--names-per-set K]
 //                 [--expect-violation NAME]… [--expect-refusal] [--processes N] [--threads M]
 //                 [--resources K] [--lease-ms L] [--keepalive-ms K] [--fault-every-ms F]
@@ -126,7 +127,7 @@ run_config config_of(const options& o) {
   if (c.kind == lock_kind::multi && (c.names_per_set < 1 || c.names_per_set > c.resources || c.names_per_set > 64))
     throw std::invalid_argument("need 1-64 names per set, at most --resources");
   if ((c.kind == lock_kind::table || c.kind == lock_kind::semaphore || c.kind == lock_kind::latch ||
-       c.kind == lock_kind::multi) &&
+       c.kind == lock_kind::multi || queued(c.kind)) &&
       c.dialect == sqllock::dialect_kind::sqlite)
     c.restarts = 0;
   if (c.ctl == control::client_clock && (c.dialect != sqllock::dialect_kind::postgresql || c.kind != lock_kind::table))
@@ -139,6 +140,12 @@ run_config config_of(const options& o) {
     throw std::invalid_argument("--control rogue-count-down needs --database postgresql --kind latch");
   if (c.ctl == control::sequential_multi && c.kind != lock_kind::multi)
     throw std::invalid_argument("--control sequential-multi needs --kind multi");
+  if (c.ctl == control::unordered_queue && (c.dialect != sqllock::dialect_kind::postgresql || c.kind != lock_kind::fair))
+    throw std::invalid_argument("--control unordered-queue needs --database postgresql --kind fair");
+  if (c.ctl == control::reader_ignores_writer && (c.dialect != sqllock::dialect_kind::postgresql || c.kind != lock_kind::rw))
+    throw std::invalid_argument("--control reader-ignores-writer needs --database postgresql --kind rw");
+  if (c.setup != setup_kind::standalone && queued(c.kind))
+    throw std::invalid_argument("--kind fair and rw run on a standalone server (no HA setup checks them yet)");
   const bool pg = c.dialect == sqllock::dialect_kind::postgresql, my = c.dialect == sqllock::dialect_kind::mysql;
   if ((c.setup == setup_kind::pgaf && !pg) || (c.setup == setup_kind::galera && !my))
     throw std::invalid_argument("--setup pgaf needs --database postgresql, --setup galera --database mariadb");

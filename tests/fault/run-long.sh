@@ -32,6 +32,12 @@ runs=(
   "--database postgresql --kind latch --latch-count 8"
   "--database mariadb --kind latch --latch-count 8"
   "--database sqlite --kind latch --latch-count 8"
+  "--database postgresql --kind fair"
+  "--database mariadb --kind fair"
+  "--database sqlite --kind fair"
+  "--database postgresql --kind rw"
+  "--database mariadb --kind rw"
+  "--database sqlite --kind rw"
   "--database postgresql --kind table --setup pgaf --resources 6"
   "--database postgresql --kind advisory --setup pgaf --resources 6"
   "--database mariadb --kind table --setup galera"
@@ -55,6 +61,10 @@ echo "==== negative controls"
   --expect-violation double-count --expect-violation early-open || failed=$((failed + 1))
 "$bin" --database postgresql --kind multi --names-per-set 3 --resources 6 --seconds 30 --control sequential-multi \
   --restarts 0 --expect-violation partial-grant || failed=$((failed + 1))
+"$bin" --database postgresql --kind fair --seconds 30 --control unordered-queue --restarts 0 --faults crash,pause-short \
+  --expect-violation ticket-order || failed=$((failed + 1))
+"$bin" --database postgresql --kind rw --seconds 30 --control reader-ignores-writer --restarts 0 \
+  --expect-violation write-overlap || failed=$((failed + 1))
 echo "==== refusals"
 "$bin" --database mariadb --kind named,row --setup galera --seconds 30 --expect-refusal || failed=$((failed + 1))
 echo "run-long.sh: $failed failed run(s)"

@@ -12,6 +12,7 @@
 #include "fault/latch_worker.hpp"
 #include "fault/locker.hpp"
 #include "fault/multi_worker.hpp"
+#include "fault/queue_holder.hpp"
 #include "fault/schema.hpp"
 #include "fault/semaphore_holder.hpp"
 #include "sqllock/error.hpp"
@@ -55,6 +56,11 @@ class worker_thread {
       const std::string res = resource_name(i);
       const auto hold_for = draw_hold(rng_, a_.cfg.lease);
       const bool reenter = std::uniform_int_distribution<int>(0, 9)(rng_) == 0;
+      // Queued kinds: one wait in four lasts 3 L, so that places wait through a dead head's lease.
+      const bool queued_kind = queued(a_.cfg.kind);
+      const auto wait = queued_kind && std::uniform_int_distribution<int>(0, 3)(rng_) == 0
+                            ? std::chrono::milliseconds(3 * a_.cfg.lease)
+                            : std::chrono::milliseconds(std::chrono::seconds(1));
       pending p;
       p.key = res;
       hold_hooks hooks;
@@ -67,8 +73,11 @@ class worker_thread {
       p.called = mono_ns();
       try {
         if (!lk) lk = make_locker(a_.cfg, db_, index_);
-        const auto r = lk->hold(i, std::chrono::seconds(1), hooks);
-        if (!r) continue;
+        const auto r = lk->hold(i, wait, hooks);
+        if (!r) {
+          if (queued_kind) h_.write('G', index_, mono_ns(), res, -1, {std::to_string(p.called)});
+          continue;
+        }
         if (p.transactional) {
           // The section's writes committed (ok), maybe committed (unk) or rolled back with the lock.
           const char* outcome = *r == release_result::ok ? "ok" : *r == release_result::unknown ? "unk" : "rej";
@@ -77,7 +86,7 @@ class worker_thread {
         }
         h_.write('X', index_, mono_ns(), p.key, p.fence, {to_string(*r)});
       } catch (const std::exception& e) {
-        h_.write('T', index_, mono_ns(), res, -1, {error_class(e)});
+        h_.write('T', index_, mono_ns(), res, -1, {error_class(e), std::to_string(p.called)});
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
       }
     }
@@ -103,6 +112,9 @@ class worker_thread {
     // A permit's section is one slot's: its fence rises per (name, slot), so its counter and
     // history lines are the slot's.
     if (const auto* slotted = dynamic_cast<const slot_section*>(&s)) p.key = slot_key(res, slotted->slot());
+    // A queued lock's section says its mode; a read section only reads.
+    const auto* queue_mode = dynamic_cast<const queue_section*>(&s);
+    const bool reading = queue_mode && !queue_mode->write();
     const std::string& key = p.key;
     std::int64_t u = -1, db_us = 0;
     try {
@@ -113,7 +125,9 @@ class worker_thread {
       }
     } catch (const error&) {
     }
-    h_.write('A', index_, t_acquired, key, p.fence, {std::to_string(db_us), std::to_string(u), std::to_string(p.called)});
+    std::vector<std::string> a_fields{std::to_string(db_us), std::to_string(u), std::to_string(p.called)};
+    if (queue_mode) a_fields.emplace_back(reading ? "r" : "w");
+    h_.write('A', index_, t_acquired, key, p.fence, a_fields);
     if (reenter) {
       try {
         if (const auto inner = s.reenter()) h_.write('N', index_, mono_ns(), key, p.fence, {std::to_string(*inner)});
@@ -122,6 +136,17 @@ class worker_thread {
       }
     }
     std::this_thread::sleep_for(hold_for);
+    if (reading) {
+      // The last read: u again (a write landing inside a read hold changes it) and the clock.
+      try {
+        const auto r = s.exec(stmts.read, {key});
+        if (!r.rows.empty())
+          h_.write('R', index_, mono_ns(), key, p.fence,
+                   {r.rows.at(0).at(1).value_or("0"), r.rows.at(0).at(0).value_or("-1")});
+      } catch (const error&) {
+      }
+      return;
+    }
     p.fenced_sent = mono_ns();
     const char* fenced = "rej";
     try {

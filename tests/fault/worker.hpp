@@ -5,6 +5,9 @@
 // fences; hold for a drawn time (a holder paused here goes stale); the fenced write (v + 1 only
 // while max_fence <= our fence); write u = read + 1 (the unfenced read-sleep-write whose lost updates expose overlaps). Lost-lock
 // signals are recorded but not obeyed: the section runs on, so the fence must do the rejecting.
+// A read hold of an rw_lock (fault/queue_holder.hpp) only reads: u and the clock first (A), then,
+// after the hold, u and the clock again (R). Queued kinds wait 3 L in one attempt of four (else
+// 1 s) and record an attempt that gave up (G).
 #pragma once
 
 #include <chrono>

@@ -200,12 +200,13 @@ class object_section final : public pooled_section {
   bool fenced_;
 };
 
-// Releases, retrying a release that failed for lack of a connection; the first attempt's outcome.
-release_result release_retrying(lock_object& lock) {
+}  // namespace
+
+release_result release_retrying(const std::function<void()>& release) {
   std::optional<release_result> first;
   for (int attempt = 0; attempt < 50; ++attempt) {
     try {
-      lock.release();
+      release();
       return first.value_or(release_result::ok);
     } catch (const not_held&) {
       return first.value_or(release_result::not_held);
@@ -221,6 +222,8 @@ release_result release_retrying(lock_object& lock) {
   return *first;
 }
 
+namespace {
+
 // make_holder for object kinds: one lock object for the holder's life.
 class object_lock_holder final : public lock_holder {
  public:
@@ -235,7 +238,7 @@ class object_lock_holder final : public lock_holder {
       hooks.body(s);
       hooks.before_release();
     }
-    return release_retrying(*lock_);
+    return release_retrying([&] { lock_->release(); });
   }
 
  private:

@@ -136,6 +136,11 @@ enum class release_result { ok, not_held, lost, error, unknown };
 // ok, notheld, lost, err, unk (the fault harness's history spelling).
 std::string to_string(release_result r);
 
+// Runs `release` (a lock's release(), or release_shared()), retrying one that failed for lack of a
+// connection (up to 50 times, 100 ms apart); the first attempt's outcome (make_holder's holders
+// release this way, so that no level is carried into the next hold).
+release_result release_retrying(const std::function<void()>& release);
+
 // What a lock_holder runs under the lock.
 struct hold_hooks {
   std::function<void(lock_section&)> body;          // the critical section; must not throw

@@ -1,5 +1,5 @@
-// sqllock-reaper — deletes lock rows whose lease ran out: once (for cron) or periodically (as a
-// daemon under systemd). See docs/operations.md.
+// sqllock-reaper — deletes lock rows, permits and queue entries whose lease ran out (and latches that
+// are done): once (for cron) or periodically (as a daemon under systemd). See docs/operations.md.
 #include <iostream>
 #include <string>
 #include <vector>
@@ -18,9 +18,10 @@ constexpr std::string_view kUsage =
     "usage: sqllock-reaper [--db URI] (--once | --interval D) [--table NAME] [--batch N]\n"
     "                      [--grace D] [--metrics-file PATH]\n"
     "\n"
-    "Deletes the lock rows whose lease ran out (by the database's clock), in batches, skipping\n"
-    "rows another transaction holds. Never deletes a live lock; any number of reapers may run\n"
-    "at once.\n"
+    "Deletes the lock rows, semaphore permits and places in the queues of fair and read-write\n"
+    "locks whose lease ran out (by the database's clock), in batches, skipping rows another\n"
+    "transaction holds, then latches that opened long ago or ran past their ttl. Never deletes a\n"
+    "live lock or a live waiter's place; any number of reapers may run at once.\n"
     "\n"
     "  --db URI             database URI (default: $SQLLOCK_DB)\n"
     "  --once               one pass, then exit: 0 on success, 3 database unreachable, 4 lock\n"
@@ -35,7 +36,8 @@ constexpr std::string_view kUsageTail =
     "                       a temporary file and rename): passes, rows reaped, errors, last\n"
     "                       pass duration, time of the last successful pass\n"
     "\n"
-    "Logs one logfmt line per pass: time, level, table, rows reaped, duration, errors so far;\n"
+    "Logs one logfmt line per pass: time, level, table, rows reaped (lock rows, permits, queue\n"
+    "entries and latches together), duration, errors so far;\n"
     "info on stdout, errors on stderr. Exit status 2 for a bad command line, URI or table name,\n"
     "70 for an internal error. See sqllock-reaper(8).\n";
 

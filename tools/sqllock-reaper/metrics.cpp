@@ -29,7 +29,8 @@ std::string metrics::to_prometheus(std::string_view table) const {
   std::string out;
   sample(out, "sqllock_reaper_passes_total", "counter", "Reaper passes run, successful or not.", table,
          std::to_string(passes));
-  sample(out, "sqllock_reaper_rows_reaped_total", "counter", "Expired lock rows deleted.", table,
+  sample(out, "sqllock_reaper_rows_reaped_total", "counter",
+         "Expired lock rows, semaphore permits, wait-queue entries and latches deleted.", table,
          std::to_string(rows_reaped));
   sample(out, "sqllock_reaper_errors_total", "counter", "Reaper passes that failed.", table, std::to_string(errors));
   sample(out, "sqllock_reaper_last_pass_duration_seconds", "gauge", "Duration of the latest pass.", table,

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -15,6 +17,7 @@
 #include <random>
 #include <stop_token>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "child.hpp"
@@ -35,8 +38,8 @@ using steady = std::chrono::steady_clock;
 
 constexpr std::string_view kUsage =
     "usage: sqllock run [--db URI] --lock NAME [--lock NAME…] [--table NAME] [--ttl DURATION]\n"
-    "                   [--wait DURATION | -n] [-E CODE] [--kind KIND] [--permits N] [--quiet]\n"
-    "                   -- CMD [ARGS…]\n"
+    "                   [--wait DURATION | -n] [-E CODE] [--kind KIND] [--permits N]\n"
+    "                   [--shared | --exclusive] [--quiet] -- CMD [ARGS…]\n"
     "\n"
     "Runs CMD while holding the lock NAME, like flock(1) across hosts: every host that runs\n"
     "`sqllock run` with the same database, KIND and NAME waits its turn. A table lock's lease is\n"
@@ -48,8 +51,8 @@ constexpr std::string_view kUsage =
     "                  while waiting (a multi_lock; --kind table only), and each is an ordinary\n"
     "                  table lock: a `run` of one of the names excludes it\n"
     "  --table NAME    lock table name (default: distributed_lock)\n"
-    "  --ttl D         lease length: how long a table lock or permit outlives a crashed sqllock\n"
-    "                  (default: 30s; --kind table and semaphore only)\n"
+    "  --ttl D         lease length: how long a table lock, permit or place in a queue outlives a\n"
+    "                  crashed sqllock (default: 30s; --kind table, semaphore, fair and rw only)\n"
     "  -w, --wait D    give up after waiting D for the lock (default: wait as long as it takes)\n"
     "  -n, --nonblock  give up at once if the lock is held elsewhere\n"
     "  -E, --conflict-exit-code CODE\n"
@@ -58,6 +61,12 @@ constexpr std::string_view kUsage =
     "                    table     a row with a lease in the lock table; every database\n"
     "                    semaphore one of --permits N permits of the semaphore NAME: up to N\n"
     "                              commands run at once; every database\n"
+    "                    fair      a fair lock: waiting commands run in the order they arrived;\n"
+    "                              every database\n"
+    "                    rw        a read-write lock, --exclusive (the default) or --shared: shared\n"
+    "                              commands run together, an exclusive one alone, in arrival order\n"
+    "                              (readers that arrive after a waiting writer wait for it);\n"
+    "                              every database\n"
     "                    row       SELECT … FOR UPDATE held in a transaction while CMD runs, in\n"
     "                              <table>_rows; PostgreSQL, MySQL/MariaDB\n"
     "                    advisory  a session-level pg_advisory_lock; PostgreSQL only\n"
@@ -65,6 +74,8 @@ constexpr std::string_view kUsage =
     "                  A kind the database lacks is a usage error (exit 2). With row, advisory and\n"
     "                  named the server frees the lock as soon as sqllock's connection ends.\n"
     "  --permits N     --kind semaphore: how many may hold it at once (1–10000, default: 1)\n"
+    "  --shared, --exclusive\n"
+    "                  --kind rw: take the read (shared) or the write (exclusive, default) lock\n"
     "  -q, --quiet     no message when the lock is not obtained or the wait is interrupted\n"
     "\n"
     "Durations: a number of seconds (10, 0.5) or a number with a unit: 500ms, 30s, 5m, 1h.\n"
@@ -74,8 +85,10 @@ constexpr std::string_view kUsage =
     "sqllock are passed on to CMD (those from the terminal, such as Ctrl-C, reach CMD directly);\n"
     "sqllock then still waits for CMD to exit before releasing the lock. While sqllock is still\n"
     "waiting for the lock, these signals end the wait: CMD does not run, exit status 128+signal.\n"
+    "A fair or rw wait keeps its place in the queue; a signal ends it at once, and the place\n"
+    "stays in the queue until its lease runs out (--ttl), which can hold up those behind it.\n"
     "\n"
-    "If the lock is lost while CMD runs (a table lock's lease could not be renewed in time or it was\n"
+    "If the lock is lost while CMD runs (a leased lock could not be renewed in time or it was\n"
     "released by force; an advisory or named lock's session died), sqllock says so on stderr, sends\n"
     "CMD SIGTERM, then SIGKILL after 10 s, and exits 5 whatever CMD's status. A row lock has no\n"
     "loss signal: a connection that breaks while CMD runs shows only when CMD has exited and the\n"
@@ -118,19 +131,20 @@ const char* signal_name(int sig) {
   }
 }
 
-// A pipe the lease watchdog writes to when the lock is lost, so the supervising poll() wakes.
-class lost_alarm {
+// A pipe another thread writes to so that a poll() here wakes: the lease watchdog when the lock
+// is lost (the supervising poll), the waiting thread of a queued kind when its wait ends.
+class wake_pipe {
  public:
-  lost_alarm() {
+  wake_pipe() {
     if (::pipe2(fds_, O_CLOEXEC | O_NONBLOCK) != 0) throw std::system_error(errno, std::generic_category(), "pipe2");
   }
-  ~lost_alarm() {
+  ~wake_pipe() {
     ::close(fds_[0]);
     ::close(fds_[1]);
   }
-  lost_alarm(const lost_alarm&) = delete;
-  lost_alarm& operator=(const lost_alarm&) = delete;
-  // For the locks' on_lost callbacks: cannot block or throw.
+  wake_pipe(const wake_pipe&) = delete;
+  wake_pipe& operator=(const wake_pipe&) = delete;
+  // For the locks' on_lost callbacks and other threads: cannot block or throw.
   std::function<void()> callback() const {
     return [fd = fds_[1]] { (void)!::write(fd, "!", 1); };
   }
@@ -141,6 +155,47 @@ class lost_alarm {
 };
 
 enum class acquire_outcome { ran, not_obtained, interrupted };
+
+void report_interrupted(const run_options& o, int sig) {
+  if (!o.quiet)
+    std::cerr << "sqllock: " << signal_name(sig) << " while waiting for " << o.label << "; the command was not run\n";
+}
+
+// Kinds that queue (fair, rw) wait inside the library, which keeps their place in the queue:
+// repeating try_run would give the place back after every attempt and let later arrivals pass.
+// That wait cannot be interrupted, so it runs on a thread of its own while this one watches for
+// stop signals. A stop signal ends sqllock at once with 128+signal — by std::_Exit, because the
+// waiting thread still uses the lock, which must not be destroyed under it; the place is no longer
+// renewed and leaves the queue when its lease runs out.
+acquire_outcome wait_in_queue(run_lock& lock, const locked_body& body, signal_inbox& signals, const run_options& o,
+                              int& code) {
+  const steady::time_point deadline = o.wait ? steady::now() + *o.wait : steady::time_point::max();
+  const wake_pipe done;
+  bool got = false;
+  std::exception_ptr failed;
+  std::thread waiter([&, notify = done.callback()] {
+    try {
+      got = lock.wait_turn(deadline);
+    } catch (...) {
+      failed = std::current_exception();
+    }
+    notify();
+  });
+  while (true) {
+    pollfd p[2] = {{signals.fd(), POLLIN, 0}, {done.fd(), POLLIN, 0}};
+    ::poll(p, 2, -1);
+    if (p[1].revents & POLLIN) break;  // before a signal that came with it: the body checks for one
+    if (const auto s = signals.wait_for_stop(0ms)) {
+      report_interrupted(o, s->number);
+      std::_Exit(128 + s->number);
+    }
+  }
+  waiter.join();
+  if (failed) std::rethrow_exception(failed);
+  if (!got) return acquire_outcome::not_obtained;
+  code = lock.run_held(body);
+  return acquire_outcome::ran;
+}
 
 // Obtains `lock` as the options say and runs `body` under it (its status goes to `code`); a stop
 // signal ends the wait at once (`stop_signal`). Waiting polls run_lock::try_run() — one attempt
@@ -164,6 +219,7 @@ acquire_outcome acquire(run_lock& lock, const locked_body& body, signal_inbox& s
   };
   if (stopped(0ms)) return acquire_outcome::interrupted;
   if (o.nonblock) return attempt() ? acquire_outcome::ran : acquire_outcome::not_obtained;
+  if (lock.queues()) return wait_in_queue(lock, body, signals, o, code);
 
   // Without --wait there is no deadline. (A time_point, not an optional one: GCC 12 at -Os reports
   // a false -Wmaybe-uninitialized for std::optional<time_point>.)
@@ -185,7 +241,7 @@ acquire_outcome acquire(run_lock& lock, const locked_body& body, signal_inbox& s
 
 // Waits for the command to exit, passing signals on and stopping it if the lock is lost.
 // Returns its wait status; sets `lost` when the lock was lost meanwhile.
-int supervise(pid_t pid, signal_inbox& signals, const lost_alarm& alarm, const std::stop_token& lost_token,
+int supervise(pid_t pid, signal_inbox& signals, const wake_pipe& alarm, const std::stop_token& lost_token,
               const std::string& lock_label, bool& lost) {
   // When to SIGKILL a command that ignored SIGTERM; `never` until the lock is lost.
   constexpr auto never = steady::time_point::max();
@@ -250,6 +306,8 @@ int cmd_run(args a) {
   const auto conflict = a.take("conflict-exit-code", "E");
   const auto kind = a.take("kind");
   const auto permits = a.take("permits");
+  const bool shared = a.flag("shared");
+  const bool exclusive = a.flag("exclusive");
   const std::string uri = database_uri(a);
   o.command = a.rest();
   try {
@@ -266,9 +324,14 @@ int cmd_run(args a) {
   if (!o.more_locks.empty() && lock_kind != run_kind::table)
     throw usage_error{"several --lock names need --kind table (they are taken together as one multi_lock); --kind " +
                       *kind + " takes one"};
-  const bool leased = lock_kind == run_kind::table || lock_kind == run_kind::semaphore;
-  if (ttl && !leased) throw usage_error{"--ttl applies to --kind table and semaphore only"};
+  const bool leased = lock_kind == run_kind::table || lock_kind == run_kind::semaphore ||
+                      lock_kind == run_kind::fair || lock_kind == run_kind::rw;
+  if (ttl && !leased) throw usage_error{"--ttl applies to --kind table, semaphore, fair and rw only"};
   if (permits && lock_kind != run_kind::semaphore) throw usage_error{"--permits applies to --kind semaphore only"};
+  if ((shared || exclusive) && lock_kind != run_kind::rw)
+    throw usage_error{"--shared and --exclusive apply to --kind rw only (a read-write lock); --kind " +
+                      kind.value_or("table") + " has one mode"};
+  if (shared && exclusive) throw usage_error{"--shared and --exclusive exclude each other"};
   std::int64_t permit_count = 1;
   if (permits) {
     const auto& text = *permits;
@@ -291,8 +354,8 @@ int cmd_run(args a) {
   if (table) db_options.table = *table;
   database db(uri, db_options);
 
-  lost_alarm alarm;
-  const run_lock_settings settings{o.lock, o.more_locks, o.ttl, permit_count, alarm.callback()};
+  wake_pipe alarm;
+  const run_lock_settings settings{o.lock, o.more_locks, o.ttl, permit_count, alarm.callback(), shared};
   o.label = run_lock_label(settings);
   const std::unique_ptr<run_lock> lock_of_kind = make_run_lock(lock_kind, db, settings);
 
@@ -328,9 +391,7 @@ int cmd_run(args a) {
                   << (o.wait ? "; gave up after waiting " + *wait : std::string()) << "\n";
       return o.conflict_code;
     case acquire_outcome::interrupted:
-      if (!o.quiet)
-        std::cerr << "sqllock: " << signal_name(stop_signal) << " while waiting for " << o.label
-                  << "; the command was not run\n";
+      report_interrupted(o, stop_signal);
       return 128 + stop_signal;
     case acquire_outcome::ran:
       break;

@@ -1,15 +1,19 @@
 #include "run_kinds.hpp"
 
 #include <iostream>
+#include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 #include "cli.hpp"
 #include "format.hpp"
 #include "sqllock/advisory_lock.hpp"
 #include "sqllock/error.hpp"
+#include "sqllock/fair_lock.hpp"
 #include "sqllock/multi_lock.hpp"
 #include "sqllock/named_lock.hpp"
 #include "sqllock/row_lock.hpp"
+#include "sqllock/rw_lock.hpp"
 #include "sqllock/semaphore.hpp"
 #include "sqllock/table_lock.hpp"
 
@@ -17,10 +21,11 @@ namespace sqllock::cli {
 
 namespace {
 
-// A lock held from try_lock() until release(): table_lock, multi_lock, advisory_lock, named_lock.
-// They share try_lock / lost_token / release / unlock, so one template serves them all.
+// A lock held from try_lock() until release(): table_lock, multi_lock, advisory_lock, named_lock,
+// a semaphore's permit, a place in a wait queue. They share try_lock / lost_token / release /
+// unlock, so one template serves them all.
 template <class Lock>
-class held_run_lock final : public run_lock {
+class held_run_lock : public run_lock {
  public:
   // `label` names the lock in messages (run_lock_label); `release_hint` tells the user what
   // happens to the lock when releasing it fails.
@@ -30,6 +35,10 @@ class held_run_lock final : public run_lock {
 
   std::optional<int> try_run(const locked_body& body) override {
     if (!lock_.try_lock()) return std::nullopt;
+    return run_held(body);
+  }
+
+  int run_held(const locked_body& body) override {
     const std::stop_token lost = lock_.lost_token();
     int code = 0;
     try {
@@ -55,10 +64,21 @@ class held_run_lock final : public run_lock {
     return code;
   }
 
- private:
+ protected:
   Lock lock_;
+
+ private:
   std::string label_;
   const char* release_hint_;
+};
+
+// A lock whose waiters keep a place in its wait queue (queue_place): it waits in the library.
+template <class Lock>
+class queued_run_lock final : public held_run_lock<Lock> {
+ public:
+  using held_run_lock<Lock>::held_run_lock;
+  bool queues() const noexcept override { return true; }
+  bool wait_turn(std::chrono::steady_clock::time_point deadline) override { return this->lock_.wait_turn(deadline); }
 };
 
 // One permit of a semaphore, with the lock interface held_run_lock uses.
@@ -79,6 +99,64 @@ class semaphore_permit {
  private:
   semaphore sem_;
   permit permit_;
+};
+
+// A fair_lock, or an rw_lock in one mode, with the lock interface held_run_lock uses, and a wait
+// for its turn that keeps its place in the queue. The owner is the object's explicit key, not the
+// calling thread, so that one thread may wait and another run the command and release.
+template <class Lock>
+class queue_place {
+ public:
+  template <class Options>
+  queue_place(const database& db, const std::string& name, bool shared, Options o)
+      : lock_(db, name, with_owner(std::move(o))), shared_(shared) {}
+
+  bool try_lock() {
+    if constexpr (has_modes) {
+      if (shared_) return lock_.try_lock_shared();
+    }
+    return lock_.try_lock();
+  }
+  // Waits until `deadline` (time_point::max(): as long as it takes); false when it passed first.
+  bool wait_turn(std::chrono::steady_clock::time_point deadline) {
+    const bool forever = deadline == std::chrono::steady_clock::time_point::max();
+    if constexpr (has_modes) {
+      if (shared_ && forever) {
+        lock_.lock_shared();
+        return true;
+      }
+      if (shared_) return lock_.try_lock_shared_until(deadline);
+    }
+    if (forever) {
+      lock_.lock();
+      return true;
+    }
+    return lock_.try_lock_until(deadline);
+  }
+  std::stop_token lost_token() const { return lock_.lost_token(); }
+  void release() {
+    if constexpr (has_modes) {
+      if (shared_) return lock_.release_shared();
+    }
+    lock_.release();
+  }
+  void unlock() noexcept {
+    if constexpr (has_modes) {
+      if (shared_) return lock_.unlock_shared();
+    }
+    lock_.unlock();
+  }
+
+ private:
+  static constexpr bool has_modes = std::is_same_v<Lock, rw_lock>;
+  template <class Options>
+  static Options with_owner(Options o) {
+    o.owner = "sqllock-run";
+    return o;
+  }
+
+  Lock lock_;
+  bool shared_;
 };
 
 // A row lock exists only while with_row_lock's function runs, so body runs inside it. There is no
@@ -121,7 +199,23 @@ void require_dialect(const database& db, dialect_kind needed, std::string_view k
                         std::string(to_string(db.dialect())) + " (use " + std::string(instead) + ")");
 }
 
+// The options of a leased kind, as `sqllock run` sets them: the ttl, renewed in the background.
+template <class Options>
+Options leased_options(const run_lock_settings& s) {
+  Options o;
+  o.ttl = s.ttl;
+  o.auto_renew = true;
+  o.on_lost = s.on_lost;
+  return o;
+}
+
 }  // namespace
+
+bool run_lock::wait_turn(std::chrono::steady_clock::time_point) {
+  throw std::logic_error("wait_turn() on a lock kind that does not queue");
+}
+
+int run_lock::run_held(const locked_body&) { throw std::logic_error("run_held() on a lock kind without it"); }
 
 std::string run_lock_label(const run_lock_settings& s) {
   if (s.more_names.empty()) return "lock '" + printable(s.name) + "'";
@@ -137,7 +231,10 @@ run_kind parse_run_kind(std::string_view text) {
   if (text == "advisory") return run_kind::advisory;
   if (text == "named") return run_kind::named;
   if (text == "semaphore") return run_kind::semaphore;
-  throw usage_error{"unknown --kind '" + std::string(text) + "': use table, semaphore, row, advisory or named"};
+  if (text == "fair") return run_kind::fair;
+  if (text == "rw") return run_kind::rw;
+  throw usage_error{"unknown --kind '" + std::string(text) +
+                    "': use table, semaphore, fair, rw, row, advisory or named"};
 }
 
 std::unique_ptr<run_lock> make_run_lock(run_kind kind, const database& db, const run_lock_settings& s) {
@@ -145,32 +242,27 @@ std::unique_ptr<run_lock> make_run_lock(run_kind kind, const database& db, const
     // Several --lock: one multi_lock, all or none. The other kinds have no such form.
     if (kind != run_kind::table)
       throw usage_error{"several --lock names need --kind table (a multi_lock of table locks); other kinds take one"};
-    multi_lock_options o;
-    o.ttl = s.ttl;
-    o.auto_renew = true;
-    o.on_lost = s.on_lost;
     std::vector<std::string> names{s.name};
     names.insert(names.end(), s.more_names.begin(), s.more_names.end());
     return std::make_unique<held_run_lock<multi_lock>>(run_lock_label(s), "the leases expire on their own", db,
-                                                       std::move(names), o);
+                                                       std::move(names), leased_options<multi_lock_options>(s));
   }
   switch (kind) {
-    case run_kind::table: {
-      table_lock_options o;
-      o.ttl = s.ttl;
-      o.auto_renew = true;
-      o.on_lost = s.on_lost;
+    case run_kind::table:
       return std::make_unique<held_run_lock<table_lock>>(run_lock_label(s), "the lease expires on its own", db, s.name,
-                                                         o);
-    }
-    case run_kind::semaphore: {
-      semaphore_options o;
-      o.ttl = s.ttl;
-      o.auto_renew = true;
-      o.on_lost = s.on_lost;
+                                                         leased_options<table_lock_options>(s));
+    case run_kind::semaphore:
       return std::make_unique<held_run_lock<semaphore_permit>>(run_lock_label(s), "the lease expires on its own", db,
-                                                               s.name, s.permits, o);
-    }
+                                                               s.name, s.permits,
+                                                               leased_options<semaphore_options>(s));
+    case run_kind::fair:
+      return std::make_unique<queued_run_lock<queue_place<fair_lock>>>(
+          run_lock_label(s), "its place expires with its lease", db, s.name, false,
+          leased_options<fair_lock_options>(s));
+    case run_kind::rw:
+      return std::make_unique<queued_run_lock<queue_place<rw_lock>>>(
+          run_lock_label(s), "its place expires with its lease", db, s.name, s.shared,
+          leased_options<rw_lock_options>(s));
     case run_kind::advisory:
       require_dialect(db, dialect_kind::postgresql, "advisory", "PostgreSQL",
                       "--kind named on MySQL/MariaDB, table on SQLite");

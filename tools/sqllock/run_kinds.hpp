@@ -1,6 +1,6 @@
 // The lock kinds of `sqllock run` (--kind): one interface over table_lock (or multi_lock, for
-// several --lock), a semaphore's permit, advisory_lock, named_lock and row locks, so the waiting loop and the command's
-// supervision exist once.
+// several --lock), a semaphore's permit, fair_lock, rw_lock (either mode), advisory_lock,
+// named_lock and row locks, so the waiting loop and the command's supervision exist once.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -16,7 +16,7 @@
 
 namespace sqllock::cli {
 
-enum class run_kind { table, row, advisory, named, semaphore };
+enum class run_kind { table, row, advisory, named, semaphore, fair, rw };
 
 // The kind named `text`. Throws usage_error for an unknown name.
 run_kind parse_run_kind(std::string_view text);
@@ -33,15 +33,28 @@ class run_lock {
   // returns body's status (or exit_lock_lost when releasing shows the lock ended early);
   // std::nullopt when the lock is held elsewhere (body did not run). Throws sqllock errors.
   virtual std::optional<int> try_run(const locked_body& body) = 0;
+
+  // Kinds whose waiters keep a place in a queue (fair, rw): an attempt that fails gives its place
+  // back, so they wait with wait_turn, not by repeating try_run.
+  virtual bool queues() const noexcept { return false; }
+  // queues() kinds: waits for the lock until `deadline` (time_point::max(): as long as it takes)
+  // keeping its place in the queue, and says whether it got it; then run_held must follow.
+  // Blocks the calling thread and cannot be interrupted; any thread may call run_held afterwards.
+  // Throws sqllock errors; the other kinds throw std::logic_error. (A time_point, not an optional
+  // one: GCC 12 at -Os reports a false -Wmaybe-uninitialized for std::optional<time_point>.)
+  virtual bool wait_turn(std::chrono::steady_clock::time_point deadline);
+  // Runs body under the lock wait_turn obtained, releases it and returns as try_run does.
+  virtual int run_held(const locked_body& body);
 };
 
 struct run_lock_settings {
   std::string name;
   // More names: the lock is a multi_lock of name and these (--kind table only), all or none.
   std::vector<std::string> more_names;
-  std::chrono::milliseconds ttl;  // table locks and semaphore permits only
+  std::chrono::milliseconds ttl;  // the leased kinds only: table, semaphore, fair, rw
   std::int64_t permits = 1;       // --kind semaphore: its number of permits
   std::function<void()> on_lost;  // must not block or throw; not called for row locks
+  bool shared = false;            // --kind rw: the read (shared) lock rather than the write lock
 };
 
 // How messages name the lock: "lock 'a'", or "locks 'a', 'b' and 'c'" for several names
