@@ -13,6 +13,8 @@
 #include <shared_mutex>
 #include <thread>
 
+#include "core/database_impl.hpp"
+#include "core/queue_store.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/fair_lock.hpp"
 #include "sqllock/rw_lock.hpp"
@@ -195,6 +197,36 @@ TEST_P(QueueLockTest, AKilledWaiterDropsOutWithinItsLease) {
   holder.unlock();
   const auto released = clock_type::now();
   EXPECT_LE(after.get() - released, 500ms + scaled(1500ms)) << "the dead waiter's place ran out with its lease";
+}
+
+// An acquire that failed after its place was committed (a lost reply; a check and a give-back
+// that both failed) leaves a live place of its owner behind. The owner's next acquire must not
+// join it: its level would be nobody's, renewed forever, and lock everyone else out (the fault
+// harness found this). The orphan is made here with the queue's own enqueue, as that owner.
+TEST_P(QueueLockTest, AnAcquireDoesNotJoinAnOrphanedPlaceOfItsOwner) {
+  auto db = open();
+  auto& impl = detail::database_access::impl(db);
+  const std::string owner = impl.registry().session() + "/k:job";
+  for (const bool write : {true, false}) {
+    const std::string name = write ? "orphan-w" : "orphan-r";
+    std::int64_t orphan = 0;
+    {
+      auto conn = impl.borrow();
+      const auto sql = detail::queue_statements(impl.dialect(), impl.options().table);
+      orphan = detail::queue_store(*conn, *sql, impl.sql().wakeup_channel)
+                   .enqueue({name, detail::queue_kind::rw, owner, impl.registry().session(), 60s, true, !write})
+                   .ticket;
+    }
+    rw_lock_options o;
+    o.owner = "job";
+    rw_lock l(db, name, o);
+    if (write) l.lock(); else l.lock_shared();
+    EXPECT_GT(l.fence(), orphan) << "a place of its own, at the back";
+    EXPECT_EQ(entries(db, name, 'R'), 1) << "the orphan was deleted";
+    if (write) l.unlock(); else l.unlock_shared();
+    EXPECT_EQ(entries(db, name, 'R'), 0) << "nothing is left behind";
+    EXPECT_TRUE(rw_lock(open(), name).try_lock()) << "nobody is locked out";
+  }
 }
 
 // Processes queue one after another (each only once the previous one's place is in the queue)

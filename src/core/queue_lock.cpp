@@ -15,6 +15,7 @@
 #include "common/lock_name.hpp"
 #include "core/clock.hpp"
 #include "core/database_impl.hpp"
+#include "core/lease_levels.hpp"
 #include "core/ownership.hpp"
 #include "core/queue_store.hpp"
 #include "core/retry_wait.hpp"
@@ -26,14 +27,6 @@ namespace {
 
 constexpr std::size_t kWrite = 0;  // owner_levels mode of write (exclusive) levels
 constexpr std::size_t kRead = 1;   // and of read (shared) levels
-
-// What one owner's levels live on: the slot of its place, and the hold on it they belong to.
-struct place_hold {
-  std::shared_ptr<lease_slot> slot;
-  std::uint64_t generation = 0;
-};
-
-bool same_hold(const place_hold& a, const place_hold& b) { return a.slot == b.slot && a.generation == b.generation; }
 
 std::size_t mode_of(bool write) { return write ? kWrite : kRead; }
 
@@ -61,12 +54,11 @@ class queue_lock_state {
         sql_(queue_statements(impl_.dialect(), impl_.options().table)), settings_(std::move(settings)),
         who_(kind == queue_kind::fair ? "fair_lock_options" : "rw_lock_options",
              (kind == queue_kind::fair ? "fair lock '" : "read-write lock '") + name_ + "'", settings_.owner,
-             settings_.on_unlock_error) {}
+             settings_.on_unlock_error),
+        levels_(impl_.registry(), who_, this) {}
 
   ~queue_lock_state() {
-    release_everything(
-        levels_, who_, [&](const std::string& owner, std::size_t mode) { release_as(owner, mode == kWrite); },
-        [&](const std::string& owner) { abandon(owner); });
+    levels_.release_everything([&](const std::string& owner, std::size_t mode) { release_as(owner, mode == kWrite); });
   }
 
   queue_lock_state(const queue_lock_state&) = delete;
@@ -90,19 +82,31 @@ class queue_lock_state {
     while (true) {
       queue_entry got;
       time_source::time_point sent;
-      {
+      hold_view before;
+      bool existing = false;
+      for (int orphans = 0;; ++orphans) {
         std::lock_guard op(slot->op);
         auto conn = impl_.borrow();
         sent = impl_.time().now();  // the server reads its clock for the lease after this
         got = store(*conn).enqueue(request(owner, write));
+        // A level added to the owner's live place, taken through another object of the same owner
+        // on this handle, keeps that place's lease (and an upgrade of it is refused).
+        before = registry.view(*slot);
+        existing = (before.held || before.queued) && before.fence == got.ticket;
+        if (existing || (got.levels() == 1 && got.writes == (write ? 1 : 0))) break;
+        // Otherwise the enqueue met a live place of this owner that no hold of ours stands behind:
+        // left by an acquire that failed after its place was committed (a lost reply, a check and
+        // a give-back that both failed) and not yet run out. Its levels are nobody's: delete it
+        // and queue afresh, at the back (joining it would keep a level that no release gives back).
+        store(*conn).leave(name_, kind_, got.ticket, owner);
+        if (orphans == 2)
+          throw backend_error(who_.what() + ": the queue keeps returning a place of this owner that no hold stands "
+                              "behind; retry the call",
+                              "", 0);
       }
-      // The owner's place is a reader's, held through another object or handle: an upgrade.
+      // The owner's place is a reader's, held through another object of this owner: an upgrade.
       // The enqueue changed nothing.
       if (write && got.writes == 0) throw invalid_argument(upgrade_refused());
-      // A level added to the owner's live place (taken through another object of the same owner)
-      // keeps that place's lease; a new place is a queued hold with the lease just taken.
-      const auto before = registry.view(*slot);
-      const bool existing = (before.held || before.queued) && before.fence == got.ticket;
       if (existing) registry.record_levels(*slot, got.levels());
       const auto generation =
           existing ? before.generation
@@ -142,52 +146,23 @@ class queue_lock_state {
         return false;
       }
       waiting.keep();
-      record_level(owner, slot, generation, write);
+      levels_.record(owner, slot, generation, mode_of(write), settings_.on_lost);
       return true;
     }
   }
 
   void release_as(const std::string& owner, bool write) {
-    auto& registry = impl_.registry();
-    const auto mine = levels_.find(owner);
-    if (!mine || mine->count[mode_of(write)] == 0)
-      throw not_held(who_.not_held_message(levels_.others_hold(owner) || (mine && mine->total() > 0)));
-    const auto& slot = mine->hold.slot;
-    std::lock_guard op(slot->op);
-    const auto view = registry.view(*slot);
-    if (!view.held || view.generation != mine->hold.generation) {
-      drop_one(owner, write);
-      throw not_held(who_.lost_before_release("its lease expired or it was released by force"));
-    }
-    std::optional<queue_entry> left;
-    const releasing_scope releasing(registry, *slot);
-    try {
-      auto conn = impl_.borrow();
-      left = store(*conn).release(name_, kind_, view.fence, owner, write);
-    } catch (const outcome_unknown&) {
-      // Stop renewing: if the release did not happen, the watchdog finds the entry orphaned.
-      registry.forget(*slot);
-      drop(owner);
-      throw;
-    }
-    if (!left) {
-      registry.mark_lost(*slot);
-      registry.forget(*slot);
-      drop(owner);
-      throw not_held(who_.what() + " is no longer held by this owner: its lease expired and its place was "
-                     "deleted (or it was released by force)");
-    }
-    registry.record_released(*slot);
-    drop_one(owner, write);
+    levels_.release(
+        owner, mode_of(write),
+        [&](const hold_view& view) {
+          auto conn = impl_.borrow();
+          return store(*conn).release(name_, kind_, view.fence, owner, write).has_value();
+        },
+        " is no longer held by this owner: its lease expired and its place was deleted (or it was released "
+        "by force)");
   }
 
-  hold_view current() const {
-    const auto mine = levels_.find(current_owner());
-    if (!mine) return {};
-    auto view = impl_.registry().view(*mine->hold.slot);
-    if (view.generation != mine->hold.generation) view.held = false;
-    return view;
-  }
+  hold_view current() const { return levels_.current(current_owner()); }
 
   // Levels of the calling owner in `write` or read mode.
   std::int64_t levels(bool write) const { return levels_.count(current_owner(), mode_of(write)); }
@@ -278,7 +253,7 @@ class queue_lock_state {
 
   // One more level on the owner's held place. False when the place turned out to be lost (its
   // entry had run out and the enqueue made a new one, now given back).
-  bool add_level(const std::string& owner, const owner_levels<place_hold>::entry& mine, bool write) {
+  bool add_level(const std::string& owner, const lease_levels::entry& mine, bool write) {
     auto& registry = impl_.registry();
     const auto& slot = mine.hold.slot;
     queue_entry got;
@@ -290,40 +265,14 @@ class queue_lock_state {
         store(*conn).leave(name_, kind_, got.ticket, owner);
         registry.mark_lost(*slot);
         registry.forget(*slot);
-        drop(owner);
+        levels_.drop(owner);
         return false;
       }
     }
     if (write && got.writes == 0) throw invalid_argument(upgrade_refused());
     registry.record_levels(*slot, got.levels());  // an added level keeps the place's lease
-    record_level(owner, slot, mine.hold.generation, write);
+    levels_.record(owner, slot, mine.hold.generation, mode_of(write), settings_.on_lost);
     return true;
-  }
-
-  void record_level(const std::string& owner, const std::shared_ptr<lease_slot>& slot, std::uint64_t generation,
-                    bool write) {
-    const auto recorded = levels_.add(owner, place_hold{slot, generation}, mode_of(write), same_hold);
-    if (recorded.replaced) let_go(*recorded.replaced);
-    if (recorded.is_new) {
-      impl_.registry().pin(name_, owner, store_);  // the object keeps the slot while it holds it
-      if (settings_.on_lost) slot->loss.set(this, settings_.on_lost);
-    }
-  }
-
-  // Gives up the owner's hold locally after a failed release.
-  void abandon(const std::string& owner) {
-    if (const auto mine = levels_.find(owner)) impl_.registry().forget(*mine->hold.slot);
-    drop(owner);
-  }
-  void drop_one(const std::string& owner, bool write) {
-    if (auto hold = levels_.drop_one(owner, mode_of(write))) let_go(*hold);
-  }
-  void drop(const std::string& owner) {
-    if (auto hold = levels_.drop(owner)) let_go(*hold);
-  }
-  void let_go(const place_hold& hold) {
-    hold.slot->loss.clear(this);
-    impl_.registry().unpin(hold.slot);
   }
 
   database db_;  // keeps the handle (and its watchdog) alive while this lock exists
@@ -334,7 +283,7 @@ class queue_lock_state {
   const std::shared_ptr<const queue_sql> sql_;
   const queue_lock_settings settings_;
   const ownership who_;
-  owner_levels<place_hold> levels_;
+  lease_levels levels_;
 };
 
 namespace {

@@ -6,6 +6,7 @@
 #include "common/lock_name.hpp"
 #include "core/clock.hpp"
 #include "core/database_impl.hpp"
+#include "core/lease_levels.hpp"
 #include "core/ownership.hpp"
 #include "core/retry_wait.hpp"
 #include "core/table_store.hpp"
@@ -14,14 +15,6 @@
 namespace sqllock {
 namespace detail {
 namespace {
-
-// What one owner's levels live on: a lease slot, and the hold on it they belong to.
-struct lease_hold {
-  std::shared_ptr<lease_slot> slot;
-  std::uint64_t generation = 0;
-};
-
-bool same_hold(const lease_hold& a, const lease_hold& b) { return a.slot == b.slot && a.generation == b.generation; }
 
 const std::string& checked_name(const std::string& name, std::chrono::milliseconds ttl) {
   validate_lock_name(name);
@@ -36,12 +29,11 @@ class table_lock_state {
   table_lock_state(const database& db, std::string_view name, table_lock_options options)
       : db_(db), impl_(database_access::impl(db)), name_(name), options_(std::move(options)),
         who_("table_lock_options", "lock '" + checked_name(name_, options_.ttl) + "'", options_.owner,
-             options_.on_unlock_error) {}
+             options_.on_unlock_error),
+        levels_(impl_.registry(), who_, this) {}
 
   ~table_lock_state() {
-    release_everything(
-        levels_, who_, [&](const std::string& owner, std::size_t) { release_as(owner); },
-        [&](const std::string& owner) { abandon(owner); });
+    levels_.release_everything([&](const std::string& owner, std::size_t) { release_as(owner); });
   }
 
   bool attempt() {
@@ -86,14 +78,7 @@ class table_lock_state {
       if (!taken) return false;
     }
     const auto generation = registry.record_acquired(*slot, *taken, options_.ttl, options_.auto_renew, sent);
-    const auto recorded = levels_.add(owner, lease_hold{slot, generation}, 0, same_hold);
-    // An earlier hold of ours that was lost is let go of first: it may live on the same slot, and
-    // letting go clears this object's on_lost callback there.
-    if (recorded.replaced) let_go(*recorded.replaced);
-    if (recorded.is_new) {
-      registry.pin(name_, owner);  // the object keeps the slot while it holds it
-      if (options_.on_lost) slot->loss.set(this, options_.on_lost);
-    }
+    levels_.record(owner, slot, generation, 0, options_.on_lost);
     return true;
   }
 
@@ -107,45 +92,17 @@ class table_lock_state {
   }
 
   void release_as(const std::string& owner) {
-    auto& registry = impl_.registry();
-    const auto mine = levels_.find(owner);
-    if (!mine) throw not_held(who_.not_held_message(levels_.others_hold(owner)));
-    const auto& slot = mine->hold.slot;
-    std::lock_guard op(slot->op);
-    const auto view = registry.view(*slot);
-    if (!view.held || view.generation != mine->hold.generation) {
-      drop_one(owner);
-      throw not_held(who_.lost_before_release("its lease expired or it was released by force"));
-    }
-    bool released = false;
-    const releasing_scope releasing(registry, *slot);
-    try {
-      auto conn = impl_.borrow();
-      released = table_store(*conn, impl_.sql()).release(name_, owner, view.fence, view.depth);
-    } catch (const outcome_unknown&) {
-      // Stop renewing: if the release did not happen, the watchdog finds the row orphaned.
-      registry.forget(*slot);
-      drop(owner);
-      throw;
-    }
-    if (!released) {
-      registry.mark_lost(*slot);
-      registry.forget(*slot);
-      drop(owner);
-      throw not_held(who_.what() + " is no longer held by this owner: its lease expired and another "
-                     "owner took it over (or it was released by force)");
-    }
-    registry.record_released(*slot);
-    drop_one(owner);
+    levels_.release(
+        owner, 0,
+        [&](const hold_view& view) {
+          auto conn = impl_.borrow();
+          return table_store(*conn, impl_.sql()).release(name_, owner, view.fence, view.depth);
+        },
+        " is no longer held by this owner: its lease expired and another owner took it over (or it was "
+        "released by force)");
   }
 
-  hold_view current() const {
-    const auto mine = levels_.find(current_owner());
-    if (!mine) return {};
-    auto view = impl_.registry().view(*mine->hold.slot);
-    if (view.generation != mine->hold.generation) view.held = false;
-    return view;
-  }
+  hold_view current() const { return levels_.current(current_owner()); }
 
   const std::string& name() const noexcept { return name_; }
   const ownership& who() const noexcept { return who_; }
@@ -155,30 +112,12 @@ class table_lock_state {
   std::string current_owner() const { return impl_.registry().session() + "/" + who_.owner(); }
 
  private:
-  // Gives up the owner's hold locally after a failed release: renewal stops, and the watchdog
-  // deletes the row as an orphan if it still exists.
-  void abandon(const std::string& owner) {
-    if (const auto mine = levels_.find(owner)) impl_.registry().forget(*mine->hold.slot);
-    drop(owner);
-  }
-  void drop_one(const std::string& owner) {
-    if (auto hold = levels_.drop_one(owner, 0)) let_go(*hold);
-  }
-  void drop(const std::string& owner) {
-    if (auto hold = levels_.drop(owner)) let_go(*hold);
-  }
-  // The object no longer keeps this slot.
-  void let_go(const lease_hold& hold) {
-    hold.slot->loss.clear(this);
-    impl_.registry().unpin(hold.slot);
-  }
-
   database db_;  // keeps the handle (and its watchdog) alive while this lock exists
   database_impl& impl_;
   const std::string name_;
   table_lock_options options_;
   const ownership who_;
-  owner_levels<lease_hold> levels_;
+  lease_levels levels_;
 };
 
 }  // namespace detail
