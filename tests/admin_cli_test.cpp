@@ -326,8 +326,8 @@ TEST_P(AdminCliTest, StatusShowsEachQueueInTicketOrderWithHoldersAndWaiters) {
   EXPECT_EQ(parse_json(one.out)["queue"].items.size(), 5u);
   EXPECT_EQ(cli({"status", "--lock", "other"}).code, 1);
 
-  reader1.unlock();
-  reader2.unlock();
+  reader1.unlock_shared();
+  reader2.unlock_shared();
   fair.unlock();
 }
 

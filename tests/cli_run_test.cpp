@@ -339,8 +339,8 @@ TEST_P(CliRunTest, ReadWriteRunsShareTheLockWhenSharedAndWaitWhenExclusive) {
   std::vector<std::unique_ptr<cli_process>> readers;
   for (int i = 0; i < 2; ++i) {
     const auto ready = dir_ / ("ready" + std::to_string(i));
-    readers.push_back(std::make_unique<cli_process>(
-        run_args("catalog", shared, sh("touch '" + ready.string() + "'; " + wait_for_file_sh(dir_ / "release"))), dir_));
+    const auto command = sh("touch '" + ready.string() + "'; " + wait_for_file_sh(dir_ / "release"));
+    readers.push_back(std::make_unique<cli_process>(run_args("catalog", shared, command), dir_));
     EXPECT_TRUE(eventually([&] { return fs::exists(ready) || !readers.back()->running(); }));
     ASSERT_TRUE(fs::exists(ready)) << "shared run " << i << " did not run: " << readers.back()->err();
   }
@@ -670,12 +670,12 @@ TEST_P(CliRunQueueKindTest, WaitingRunsGetTheLockInTheOrderTheyArrived) {
   const auto order = dir_ / "order";
   std::vector<std::unique_ptr<cli_process>> waiters;
   for (int i = 0; i < 3; ++i) {
-    waiters.push_back(
-        std::make_unique<cli_process>(run_args({}, sh_cmd("echo " + std::to_string(i) + " >> '" + order.string() + "'")),
-                                      dir_));
+    const auto command = sh_cmd("echo " + std::to_string(i) + " >> '" + order.string() + "'");
+    waiters.push_back(std::make_unique<cli_process>(run_args({}, command), dir_));
     // The next one starts once this one has its place in the queue, behind the holder.
-    ASSERT_TRUE(eventually([&] { return queue_places(GetParam().db.uri, table_) == i + 2 || !waiters.back()->running(); }))
-        << waiters.back()->err();
+    ASSERT_TRUE(eventually([&] {
+      return queue_places(GetParam().db.uri, table_) == i + 2 || !waiters.back()->running();
+    })) << waiters.back()->err();
     ASSERT_TRUE(waiters.back()->running()) << waiters.back()->err();
   }
   std::this_thread::sleep_for(300ms);

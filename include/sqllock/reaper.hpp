@@ -57,19 +57,20 @@ struct reap_options {
 
 // Deletes every row of db.table(), of its permits table (semaphores) and of its wait queue (fair
 // and read-write locks, holding or waiting) whose lease ended at least options.grace ago
-// (expires_at <= database now − grace; the same test acquire uses to take a row over), in
-// batches, table by table, until a batch finds fewer rows than batch_size. Rows locked by another transaction at that moment
-// (FOR UPDATE SKIP LOCKED on PostgreSQL, MySQL 8 and MariaDB 10.6+) are skipped for this pass,
-// never waited for; SQLite, which has one writer at a time, waits for the writer up to its busy
-// timeout. Each row's expiry is checked again as it is deleted, so a lease renewed concurrently
-// survives. Never touches the fencing-token sequence or counter, so tokens keep increasing.
-// Then deletes latches as options.latch_retention says, with their arrivals, the same way.
-// Returns the number of lock rows, permits, queue entries and latches deleted. Thread-safe; any number of reapers may
-// run at once, and each expired row is deleted by exactly one of them.
+// (expires_at <= database now − grace; the same test acquire uses to take a row over), in batches,
+// table by table, until a batch finds fewer rows than batch_size. Rows locked by another
+// transaction at that moment (FOR UPDATE SKIP LOCKED on PostgreSQL, MySQL 8 and MariaDB 10.6+) are
+// skipped for this pass, never waited for; SQLite, which has one writer at a time, waits for the
+// writer up to its busy timeout. Each row's expiry is checked again as it is deleted, so a lease
+// renewed concurrently survives. Never touches the fencing-token sequence or counter, so tokens
+// keep increasing. Then deletes latches as options.latch_retention says, with their arrivals, the
+// same way. Returns the number of lock rows, permits, queue entries and latches deleted.
+// Thread-safe; any number of reapers may run at once, and each expired row is deleted by exactly
+// one of them.
 // Throws invalid_argument for a batch_size, grace or latch_retention out of range, schema_error
-// when the lock table (or a later one, such as the queue's or the latches') is missing, connection_error /
-// backend_error when the database fails (rows deleted by earlier batches stay deleted, and were
-// reported to options.on_batch).
+// when the lock table (or a later one, such as the queue's or the latches') is missing,
+// connection_error / backend_error when the database fails (rows deleted by earlier batches stay
+// deleted, and were reported to options.on_batch).
 SQLLOCK_API std::uint64_t reap(const database& db, const reap_options& options = {});
 
 }  // namespace sqllock

@@ -54,9 +54,10 @@ std::vector<permit_info> to_permit_infos(const std::vector<row>& rows) {
   return out;
 }
 
+// The kind column of a queue row ('F' or 'R', core/queue_store.hpp).
 queue_lock_kind to_queue_lock_kind(const field& f) {
-  if (f == std::optional<std::string>(std::string(1, static_cast<char>(queue_kind::fair)))) return queue_lock_kind::fair;
-  if (f == std::optional<std::string>(std::string(1, static_cast<char>(queue_kind::rw)))) return queue_lock_kind::rw;
+  if (f && f->size() == 1 && (*f)[0] == static_cast<char>(queue_kind::fair)) return queue_lock_kind::fair;
+  if (f && f->size() == 1 && (*f)[0] == static_cast<char>(queue_kind::rw)) return queue_lock_kind::rw;
   throw backend_error("queue status returned an unknown kind '" + f.value_or("NULL") + "'", "", 0);
 }
 

@@ -16,18 +16,18 @@ namespace {
 // as the count, the ticket as the fence and enqueued_at as acquired_at, then kind and the two
 // level counts (kQueueColumns).
 struct table_shape {
-  std::string_view table;        // the template of the table's name
-  std::string_view key;          // its primary key columns
-  std::size_t key_columns;       // how many
-  std::string_view count;        // the count column (an expression of the row's columns)
-  std::string_view fence;        // the fencing-token column
-  std::string_view acquired;     // when the hold (for the queue: the place) began
-  std::string_view extra;        // columns listed after kLockColumns
-  std::string_view same;         // rows `l` and `batch` have the same key
-  std::string_view l_key;        // the key columns of row `l`
-  std::string_view scope;        // the column the by-resource statements narrow down, or empty
+  std::string_view table;     // the template of the table's name
+  std::string_view key;       // its primary key columns
+  std::size_t key_columns;    // how many
+  std::string_view count;     // the count column (an expression of the row's columns)
+  std::string_view fence;     // the fencing-token column
+  std::string_view acquired;  // when the hold (for the queue: the place) began
+  std::string_view extra;     // columns listed after kLockColumns
+  std::string_view same;      // rows `l` and `batch` have the same key
+  std::string_view l_key;     // the key columns of row `l`
+  std::string_view scope;     // the column the by-resource statements narrow down, or empty
 };
-constexpr table_shape kLockShape{"{{table}}", "resource",    1,  "count", "fence", "acquired_at", "",
+constexpr table_shape kLockShape{"{{table}}", "resource", 1, "count", "fence", "acquired_at", "",
                                  "l.resource = batch.resource", "l.resource", ""};
 constexpr table_shape kPermitShape{"{{table_permits}}", "resource, slot", 2, "1", "fence", "acquired_at",
                                    ", slot, permits", "l.resource = batch.resource AND l.slot = batch.slot",
@@ -43,8 +43,8 @@ constexpr table_shape kQueueShape{
 std::string shaped(std::string_view text, const table_shape& sh) {
   std::string out(text);
   const std::pair<std::string_view, std::string_view> subs[] = {
-      {"{{table}}", sh.table}, {"{{key}}", sh.key},     {"{{count}}", sh.count},       {"{{fence}}", sh.fence},
-      {"{{acquired}}", sh.acquired}, {"{{extra}}", sh.extra}, {"{{same}}", sh.same}, {"{{l_key}}", sh.l_key}};
+      {"{{table}}", sh.table},       {"{{key}}", sh.key},     {"{{count}}", sh.count}, {"{{fence}}", sh.fence},
+      {"{{acquired}}", sh.acquired}, {"{{extra}}", sh.extra}, {"{{same}}", sh.same},   {"{{l_key}}", sh.l_key}};
   for (const auto& [from, to] : subs)
     for (std::size_t p = 0; (p = out.find(from, p)) != std::string::npos; p += to.size()) out.replace(p, from.size(), to);
   return out;
@@ -214,7 +214,9 @@ admin_sql sqlite(const std::string& table, const table_shape& sh) {
 }  // namespace
 
 std::shared_ptr<const admin_sql> make_admin_sql(dialect_kind kind, const std::string& table, admin_table which) {
-  const auto& sh = which == admin_table::permits ? kPermitShape : which == admin_table::queue ? kQueueShape : kLockShape;
+  const auto& sh = which == admin_table::permits ? kPermitShape
+                   : which == admin_table::queue ? kQueueShape
+                                                 : kLockShape;
   const auto build = [&] {
     switch (kind) {
       case dialect_kind::postgresql: return postgresql(table, sh);

@@ -60,16 +60,16 @@ void insert_queue_entries(const database& db, const queue_entry_spec& s) {
   const std::string cols =
       "(resource, kind, ticket, owner_token, holder_session, write_count, read_count, holder_host, holder_pid, "
       "holder_thread, lease_ms, auto_renew, enqueued_at, renewed_at, expires_at)";
-  std::vector<detail::value> params{s.prefix,        std::int64_t{s.expires_in.count()}, s.count, s.session,
-                                    s.names,         std::string(1, s.kind),            std::int64_t{s.writers ? 1 : 0}};
+  std::vector<detail::value> params{s.prefix, std::int64_t{s.expires_in.count()}, s.count, s.session, s.names,
+                                    std::string(1, s.kind), std::int64_t{s.writers ? 1 : 0}};
   switch (db.dialect()) {
     case dialect_kind::postgresql:
       sql(db,
           "INSERT INTO \"" + t + "_queue\" " + cols +
               " SELECT CAST($1 AS text) || (g % CAST($5 AS bigint) + 1), CAST($6 AS text), nextval('\"" + t +
-              "_fence_seq\"'), CAST($4 AS text) || '-' || g, CAST($4 AS text), CAST($7 AS bigint), 1 - CAST($7 AS bigint),"
-              " 'test-host', 1, '1', 60000, true, now() - interval '1 hour', now() - interval '1 hour',"
-              " clock_timestamp() + CAST($2 AS bigint) * interval '1 millisecond'"
+              "_fence_seq\"'), CAST($4 AS text) || '-' || g, CAST($4 AS text), CAST($7 AS bigint),"
+              " 1 - CAST($7 AS bigint), 'test-host', 1, '1', 60000, true, now() - interval '1 hour',"
+              " now() - interval '1 hour', clock_timestamp() + CAST($2 AS bigint) * interval '1 millisecond'"
               " FROM generate_series(1, CAST($3 AS bigint)) AS g",
           params);
       return;
