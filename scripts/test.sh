@@ -7,13 +7,15 @@
 #      tests needing a missing server fail (not skip)
 #   3. the same with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/ (a Debug build,
 #      -Werror; SQLLOCK_ASAN_BUILD_DIR; SQLLOCK_TEST_ASAN=0 leaves this out for a quicker local run),
-#      without the tests labelled ha (pg_auto_failover and Galera clusters) and the fault harness's
-#      negative controls, which run in step 2
+#      without the tests labelled ha (pg_auto_failover and Galera clusters), consumer and config
+#      (how sqllock is built and installed) and the fault harness's negative controls, which run in
+#      step 2
 #   4. the library, programs and examples in RelWithDebInfo, MinSizeRel and plain Debug, with
 #      -Werror: every build type is warning-clean (SQLLOCK_TEST_BUILD_TYPES=0 leaves it out)
 #   5. scripts/fuzz.sh: each libFuzzer target of fuzz/ for 20 s (SQLLOCK_TEST_FUZZ=0 leaves it out)
-# Both ctest runs include the consumer.* tests (find_package, pkg-config and add_subdirectory use
-# of sqllock), the examples, the man-page checks and compose.config (checks docker-compose.yml).
+# The default run includes the consumer.* tests (find_package, pkg-config and add_subdirectory
+# use of sqllock) and compose.config (checks docker-compose.yml); both runs include the examples
+# and the man-page checks.
 # Step 4 also builds the Debian packages and installs them into a clean Debian root.
 # -Werror is never a default for users (SQLLOCK_WERROR=OFF); this script turns it on.
 # CTEST_PARALLEL_LEVEL=N (default 4) sets how many tests run at once. The fault runs take
@@ -103,8 +105,10 @@ if [[ "${SQLLOCK_TEST_ASAN:-1}" != 0 ]]; then
   # default suite only: the same client code runs here against the standalone servers and
   # PgBouncer, and each cluster start costs 20-50 s. So do the negative controls (fault.control.*):
   # they check the checkers, which are the same code in both builds, with deliberately unsafe
-  # peers that are not sqllock's code.
-  SQLLOCK_FAULT_SECONDS=${SQLLOCK_ASAN_FAULT_SECONDS:-20} SUITE_CTEST_ARGS="-LE ha -E ^fault[.]control[.]" \
+  # peers that are not sqllock's code; and the consumer and config tests, which check how
+  # sqllock is built, installed and packaged, not its code.
+  SQLLOCK_FAULT_SECONDS=${SQLLOCK_ASAN_FAULT_SECONDS:-20} \
+    SUITE_CTEST_ARGS="-LE ^(ha|consumer|config)$ -E ^fault[.]control[.]" \
     suite sanitizers "$asan_build" -DSQLLOCK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DSQLLOCK_BUILD_BENCH=OFF
   unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
 fi

@@ -21,6 +21,7 @@
 #include "support/expect_error.hpp"
 #include "support/lock_fixture.hpp"
 #include "support/processes.hpp"
+#include "support/time_scale.hpp"
 
 namespace sqllock::test {
 namespace {
@@ -262,8 +263,11 @@ TEST_P(LatchTest, AWaiterOfAGenerationThatOpenedSeesItOpenEvenWhenReArmedAtOnce)
   std::int64_t generation = 0;
   for (int round = 0; round < 5; ++round) {
     ASSERT_EQ(l.try_create(1), ++generation);
-    auto waiter = std::async(std::launch::async, [l]() mutable { return l.wait_for(60s); });
-    std::this_thread::sleep_for(20ms);  // usually after the waiter's first look; either way it must see open
+    auto waiter = std::async(std::launch::async, [l]() mutable { return l.wait_for(scaled(10s)); });
+    // The generation a waiter waits for is the one its first look finds, so that look must come
+    // before the re-arm; nothing shows when it happened, hence the pause (20 ms was too short
+    // for a new SQLite connection under the sanitizers with four tests at once).
+    std::this_thread::sleep_for(scaled(200ms));
     ASSERT_TRUE(l.count_down().open());
     ASSERT_EQ(l.try_create(1), ++generation) << "re-armed at once";
     EXPECT_EQ(waiter.get(), latch_wait_result::open) << "round " << round;
