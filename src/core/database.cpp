@@ -48,7 +48,7 @@ database_impl::~database_impl() {
 
 void database_impl::forget_if_forked() noexcept {
   if (process_id() == pid_) return;
-  for (auto& c : idle_) c->abandon();
+  for (auto& c : idle_) c.conn->abandon();
   idle_.clear();
   // The parent's watchdog, keepalive and listener threads do not exist here, so their owners must
   // not be destroyed (that would join them): they are left to the process's end. Lock objects of
@@ -84,21 +84,25 @@ lease_registry& database_impl::registry() {
 }
 
 pooled_connection database_impl::borrow() {
-  // Idle connections the server has closed (a restart, a killed session) would fail their first
-  // statement: they are dropped, and closed after the mutex is released.
-  std::vector<std::unique_ptr<connection>> dead;
-  {
-    std::lock_guard lock(mu_);
-    forget_if_forked();
-    while (!idle_.empty()) {
-      auto conn = std::move(idle_.back());
-      idle_.pop_back();
-      if (conn->closed_by_server()) {
-        dead.push_back(std::move(conn));
-        continue;
-      }
-      return pooled_connection(this, std::move(conn));
+  const std::int64_t me = current_thread_id();
+  while (true) {
+    std::unique_ptr<connection> conn;
+    {
+      std::lock_guard lock(mu_);
+      forget_if_forked();
+      if (idle_.empty()) break;
+      // The connection this thread gave back last, if it is idle (its buffers are likely still in
+      // this core's cache: with many threads, handing connections around costs client CPU);
+      // otherwise the one given back last.
+      auto pick = idle_.end() - 1;
+      for (auto it = idle_.begin(); it != idle_.end(); ++it)
+        if (it->returned_by == me) pick = it;
+      conn = std::move(pick->conn);
+      idle_.erase(pick);
     }
+    // Idle connections the server has closed (a restart, a killed session) would fail their first
+    // statement: dropped (closed here, outside the mutex), and the next one tried.
+    if (!conn->closed_by_server()) return pooled_connection(this, std::move(conn));
   }
   return pooled_connection(this, connect_());
 }
@@ -110,7 +114,7 @@ void database_impl::give_back(std::unique_ptr<connection> conn) noexcept {
     return;
   }
   if (conn->broken() || idle_.size() >= options_.pool_size) return;  // destructor closes it
-  idle_.push_back(std::move(conn));
+  idle_.push_back({std::move(conn), current_thread_id()});
 }
 
 }  // namespace detail

@@ -106,7 +106,12 @@ class database_impl : public std::enable_shared_from_this<database_impl> {
   std::shared_ptr<detail::time_source> clock_;
   std::function<std::unique_ptr<connection>()> connect_;
   std::mutex mu_;
-  std::vector<std::unique_ptr<connection>> idle_;
+  // An idle connection and the thread that gave it back.
+  struct idle_connection {
+    std::unique_ptr<connection> conn;
+    std::int64_t returned_by;
+  };
+  std::vector<idle_connection> idle_;
   pid_t pid_;
   std::unique_ptr<wakeup_hub> wakeups_;          // created with the first wait
   std::unique_ptr<lease_registry> registry_;     // created with the first table lock
