@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "common/identity.hpp"
 #include "core/error_translation.hpp"
 #include "core/field_value.hpp"
+#include "core/holder_values.hpp"
 #include "core/transaction.hpp"
 #include "sqllock/error.hpp"
 
@@ -47,13 +47,7 @@ std::optional<std::vector<acquired>> multi_store::complete(const std::vector<row
 }
 
 std::optional<std::vector<acquired>> multi_store::acquire(const multi_request& r) {
-  std::vector<value> params{r.owner,
-                            r.session,
-                            host_name(),
-                            std::int64_t{process_id()},
-                            current_thread_text(),
-                            std::int64_t{r.lease.count()},
-                            std::int64_t{r.auto_renew ? 1 : 0}};
+  auto params = with_holder({}, r.owner, r.session, r.lease, r.auto_renew);
   params.insert(params.end(), r.names.begin(), r.names.end());
 
   if (!sql_.in_transaction) {

@@ -3,8 +3,8 @@
 #include <random>
 #include <set>
 
-#include "common/identity.hpp"
 #include "core/field_value.hpp"
+#include "core/holder_values.hpp"
 
 namespace sqllock::detail {
 namespace {
@@ -20,13 +20,9 @@ result permit_store::run(const std::string& sql, std::span<const value> params) 
 }
 
 std::optional<permit_grant> permit_store::acquire(const permit_request& r) {
-  const std::int64_t pid = process_id();
-  const std::string host = host_name();
-  const std::string thread = current_thread_text();
   for (int attempt = 0; attempt < kPickAttempts; ++attempt) {
     if (!sql_.picks_slot_on_client) {
-      const value params[] = {r.resource, r.permits, r.owner, r.session, host, pid, thread,
-                              std::int64_t{r.lease.count()}, std::int64_t{r.auto_renew ? 1 : 0}};
+      const auto params = with_holder({r.resource, r.permits}, r.owner, r.session, r.lease, r.auto_renew);
       result res;
       try {
         res = run(sql_.acquire, params);
@@ -49,8 +45,7 @@ std::optional<permit_grant> permit_store::acquire(const permit_request& r) {
     if (free.empty()) return std::nullopt;
     thread_local std::minstd_rand pick(std::random_device{}());
     const std::int64_t slot = free[std::uniform_int_distribution<std::size_t>(0, free.size() - 1)(pick)];
-    const value params[] = {r.resource, slot, r.owner, r.session, host, pid, thread,
-                            std::int64_t{r.lease.count()}, std::int64_t{r.auto_renew ? 1 : 0}, r.permits};
+    const auto params = with_holder({r.resource, slot}, r.owner, r.session, r.lease, r.auto_renew, {r.permits});
     result res;
     try {
       res = run(sql_.acquire, params);

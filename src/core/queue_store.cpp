@@ -1,7 +1,7 @@
 #include "core/queue_store.hpp"
 
-#include "common/identity.hpp"
 #include "core/field_value.hpp"
+#include "core/holder_values.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {
@@ -21,16 +21,8 @@ result queue_store::run(const std::string& sql, std::span<const value> params) {
 }
 
 queue_entry queue_store::enqueue(const queue_request& r) {
-  const value params[] = {r.resource,
-                          kind_text(r.kind),
-                          r.owner,
-                          r.session,
-                          host_name(),
-                          std::int64_t{process_id()},
-                          current_thread_text(),
-                          std::int64_t{r.lease.count()},
-                          std::int64_t{r.auto_renew ? 1 : 0},
-                          std::int64_t{r.write ? 1 : 0}};
+  const auto params =
+      with_holder({r.resource, kind_text(r.kind)}, r.owner, r.session, r.lease, r.auto_renew, {std::int64_t{r.write ? 1 : 0}});
   auto res = run(sql_.enqueue, params);
   if (sql_.enqueue_reads_back) {
     const value key[] = {r.resource, kind_text(r.kind), r.owner};

@@ -8,7 +8,7 @@
 #include "core/backoff.hpp"
 #include "core/error_translation.hpp"
 #include "core/field_value.hpp"
-#include "common/identity.hpp"
+#include "core/holder_values.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {
@@ -71,14 +71,7 @@ result table_store::run(const std::string& sql, std::span<const value> params) {
 }
 
 std::optional<acquired> table_store::acquire(const acquire_request& r) {
-  const value params[] = {r.resource,
-                          r.owner,
-                          r.session,
-                          host_name(),
-                          std::int64_t{process_id()},
-                          current_thread_text(),
-                          std::int64_t{r.lease.count()},
-                          std::int64_t{r.auto_renew ? 1 : 0}};
+  const auto params = with_holder({r.resource}, r.owner, r.session, r.lease, r.auto_renew);
   result res;
   try {
     res = run(sql_.acquire, params);

@@ -3,6 +3,24 @@
 #include "support/fresh_database.hpp"
 
 namespace sqllock::test {
+namespace {
+
+// " WITH RECURSIVE … seq(n)": the numbers 1 … at least `count` (a query filters `n <= count`) for
+// MySQL/MariaDB. One digit column per decimal digit of count keeps the recursion depth at 10
+// (MySQL 8 stops recursive CTEs at 1,000 levels by default) and generates no more numbers than
+// needed.
+std::string mysql_numbers(std::int64_t count) {
+  std::string from = "d d0", number = "1 + d0.n";
+  std::int64_t scale = 10;
+  for (int i = 1; scale < count; ++i, scale *= 10) {
+    from += ", d d" + std::to_string(i);
+    number += " + " + std::to_string(scale) + " * d" + std::to_string(i) + ".n";
+  }
+  return " WITH RECURSIVE d(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM d WHERE n < 9), seq(n) AS (SELECT " + number +
+         " FROM " + from + ")";
+}
+
+}  // namespace
 
 void insert_rows(const database& db, const row_spec& s) {
   const std::string t = db.table();
@@ -22,19 +40,9 @@ void insert_rows(const database& db, const row_spec& s) {
           params);
       return;
     case dialect_kind::mysql: {
-      // One digit column per decimal digit of count keeps the recursion depth at 10 (MySQL 8 stops
-      // recursive CTEs at 1,000 levels by default) and generates no more numbers than needed.
-      std::string from = "d d0", number = "1 + d0.n";
-      std::int64_t scale = 10;
-      for (int i = 1; scale < s.count; ++i, scale *= 10) {
-        from += ", d d" + std::to_string(i);
-        number += " + " + std::to_string(scale) + " * d" + std::to_string(i) + ".n";
-      }
       // The BEFORE INSERT trigger draws each row's fence.
       sql(db,
-          "INSERT INTO `" + t + "` " + cols +
-              " WITH RECURSIVE d(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM d WHERE n < 9),"
-              " seq(n) AS (SELECT " + number + " FROM " + from + ")"
+          "INSERT INTO `" + t + "` " + cols + mysql_numbers(s.count) +
               " SELECT CONCAT($1, n), CONCAT('test-owner-', n), $4, 1, 0, 'test-host', 1, '1', $5, 1,"
               " UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, UTC_TIMESTAMP(6) - INTERVAL 1 HOUR,"
               " UTC_TIMESTAMP(6) + INTERVAL $2 * 1000 MICROSECOND FROM seq WHERE n <= $3",
@@ -74,17 +82,9 @@ void insert_queue_entries(const database& db, const queue_entry_spec& s) {
           params);
       return;
     case dialect_kind::mysql: {
-      // As insert_rows: one digit column per decimal digit of count. The trigger draws the ticket.
-      std::string from = "d d0", number = "1 + d0.n";
-      std::int64_t scale = 10;
-      for (int i = 1; scale < s.count; ++i, scale *= 10) {
-        from += ", d d" + std::to_string(i);
-        number += " + " + std::to_string(scale) + " * d" + std::to_string(i) + ".n";
-      }
+      // The BEFORE INSERT trigger draws each entry's ticket.
       sql(db,
-          "INSERT INTO `" + t + "_queue` " + cols +
-              " WITH RECURSIVE d(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM d WHERE n < 9),"
-              " seq(n) AS (SELECT " + number + " FROM " + from + ")"
+          "INSERT INTO `" + t + "_queue` " + cols + mysql_numbers(s.count) +
               " SELECT CONCAT($1, MOD(n, $5) + 1), $6, 0, CONCAT($4, '-', n), $4, $7, 1 - $7, 'test-host', 1,"
               " '1', 60000, 1, UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, UTC_TIMESTAMP(6) - INTERVAL 1 HOUR,"
               " UTC_TIMESTAMP(6) + INTERVAL $2 * 1000 MICROSECOND FROM seq WHERE n <= $3",
