@@ -407,6 +407,68 @@ TEST_P(QueueLockTest, FairAndReadWriteLocksOfOneNameDoNotExcludeEachOther) {
   t.unlock();
 }
 
+// Three reader processes read in a loop with overlapping holds, so some reader holds nearly all
+// the time. A writer that queues meanwhile still gets its turn (the readers that arrive after it
+// wait behind it), holds alone, and the readers go on reading after it.
+TEST_P(QueueLockTest, AWriterIsNotStarvedByReaderProcessesThatKeepOverlapping) {
+  struct shared_state {
+    std::atomic<int> readers;
+    std::atomic<int> peak_readers;
+    std::atomic<int> writer_inside;
+    std::atomic<int> violations;
+    std::atomic<int> write_done;
+    std::atomic<int> reads_after_write;
+    std::atomic<int> stop;
+  };
+  void* mem = ::mmap(nullptr, sizeof(shared_state), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mem, MAP_FAILED);
+  auto* st = new (mem) shared_state{};
+  constexpr int kReaders = 3;
+  process_group group;
+  for (int i = 0; i < kReaders; ++i) {
+    group.spawn([&, st]() -> int {
+      rw_lock l(open(), "busy");
+      while (st->stop.load() == 0) {
+        if (!l.try_lock_shared_for(60s)) return 2;
+        const int now = st->readers.fetch_add(1) + 1;
+        if (st->writer_inside.load() != 0) st->violations.fetch_add(1);
+        int p = st->peak_readers.load();
+        while (now > p && !st->peak_readers.compare_exchange_weak(p, now)) {
+        }
+        std::this_thread::sleep_for(30ms);
+        st->readers.fetch_sub(1);
+        if (st->write_done.load() != 0) st->reads_after_write.fetch_add(1);
+        l.unlock_shared();
+      }
+      return 0;
+    });
+  }
+  group.start();
+  const auto until = [](std::chrono::milliseconds d) { return clock_type::now() + scaled(d); };
+  for (const auto end = until(10s); st->peak_readers.load() < 2 && clock_type::now() < end;)
+    std::this_thread::sleep_for(5ms);
+  EXPECT_GE(st->peak_readers.load(), 2) << "the readers never overlapped";
+  {
+    rw_lock writer(open(), "busy");
+    EXPECT_TRUE(writer.try_lock_for(scaled(20s))) << "writer starvation: overlapping readers kept it out";
+    if (writer.holds()) {
+      st->writer_inside.store(1);
+      EXPECT_EQ(st->readers.load(), 0) << "the writer holds beside a reader";
+      std::this_thread::sleep_for(20ms);
+      st->writer_inside.store(0);
+      st->write_done.store(1);
+      writer.unlock();
+    }
+  }
+  for (const auto end = until(10s); st->reads_after_write.load() < kReaders && clock_type::now() < end;)
+    std::this_thread::sleep_for(5ms);
+  EXPECT_GE(st->reads_after_write.load(), kReaders) << "reader starvation: the readers stopped after the writer";
+  st->stop.store(1);
+  EXPECT_EQ(group.wait_all(), kReaders);
+  EXPECT_EQ(st->violations.load(), 0) << "a reader held beside the writer";
+  ::munmap(mem, sizeof(shared_state));
+}
+
 // Processes of readers and writers on one name: a counter in shared memory records readers and
 // writers inside at once; a writer is never inside with anyone, and both kinds get their turns.
 TEST_P(QueueLockTest, ProcessesOfReadersAndWritersNeverOverlapAWriter) {
