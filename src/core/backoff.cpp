@@ -5,7 +5,7 @@
 namespace sqllock::detail {
 
 backoff::backoff(std::chrono::milliseconds initial, std::chrono::milliseconds cap)
-    : current_(initial), cap_(cap), rng_(std::random_device{}()) {}
+    : initial_(initial), current_(initial), cap_(cap), rng_(std::random_device{}()) {}
 
 std::chrono::microseconds backoff::next() {
   const auto upper = current_.count();

@@ -15,7 +15,11 @@ class backoff {
   // The next delay to sleep.
   std::chrono::microseconds next();
 
+  // Starts again from `initial` (the jitter's generator goes on).
+  void reset() noexcept { current_ = initial_; }
+
  private:
+  std::chrono::microseconds initial_;
   std::chrono::microseconds current_;
   std::chrono::microseconds cap_;
   std::minstd_rand rng_;

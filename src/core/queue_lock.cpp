@@ -3,8 +3,8 @@
 // place, waiting or holding, is renewed and watched by lease_registry.
 //
 // One acquire: enqueue (a new place with a ticket, or one more level on the owner's place), then
-// check until the place is at its turn (retry_wait: NOTIFY on PostgreSQL, backoff elsewhere,
-// never sleeping past the first blocker's lease end), then the hold is recorded. A place lost
+// check until the place is at its turn (retry_wait: NOTIFY on PostgreSQL, backoff elsewhere that
+// starts again whenever the queue moved up, never sleeping past the first blocker's lease end), then the hold is recorded. A place lost
 // while waiting (its lease ran out while this process or the database was unreachable, or it was
 // released by force) is taken again at the back of the queue. A timeout gives the place back.
 #include "sqllock/fair_lock.hpp"
@@ -115,6 +115,8 @@ class queue_lock_state {
       place waiting(*this, slot, owner, got.ticket, write);
       bool lost_place = false;
       std::optional<std::chrono::milliseconds> wait;
+      std::optional<std::int64_t> blockers;  // ahead at the last check
+      bool moved = false;                    // fewer than at the check before
       const bool turn = retry_until(
           impl_, name_, deadline,
           {.attempt =
@@ -129,13 +131,18 @@ class queue_lock_state {
                    t = store(*conn).check(name_, kind_, got.ticket, owner);
                  }
                  wait = t.wait;
+                 moved = blockers && t.blockers < *blockers;
+                 blockers = t.blockers;
                  if (!t.mine) return lost_place = true;
                  if (!t.holds()) return false;
                  // A verdict read after the place's lease deadline cannot be trusted: queue again.
                  if (!registry.record_granted(*slot, generation)) return lost_place = true;
                  return true;
                },
-           .lease_remaining = [&] { return wait; }});
+           .lease_remaining = [&] { return wait; },
+           // Where no release is announced, a waiter polls as often as its queue moves: the head
+           // of a queue that moves every few milliseconds looks again within a few milliseconds.
+           .progressed = [&] { return moved; }});
       if (lost_place) {
         waiting.give_back_all();
         if (deadline && impl_.time().now() >= *deadline) return false;

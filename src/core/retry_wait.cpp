@@ -43,6 +43,7 @@ bool retry_until(database_impl& impl, const std::vector<std::string>& resources,
     if (steps.attempt()) return true;
     const auto now = clock.now();
     if (deadline && now >= *deadline) return false;
+    if (steps.progressed && steps.progressed()) delays.reset();
     auto sleep = std::chrono::duration_cast<time_source::duration>(delays.next());
     if (auto left = steps.lease_remaining())
       sleep = std::min<time_source::duration>(sleep, *left + std::chrono::milliseconds(1));

@@ -1,6 +1,6 @@
-// How every leased kind waits between attempts (table_lock, multi_lock, semaphore): capped, jittered
-// exponential backoff that never sleeps past the deadline, nor past the moment the current holder's
-// lease runs out; where releases are announced (PostgreSQL NOTIFY), a release of the resource
+// How every leased kind waits between attempts (table_lock, multi_lock, semaphore, fair_lock,
+// rw_lock): capped, jittered exponential backoff that never sleeps past the deadline, nor past the
+// moment the current holder's lease runs out, and starts again when a queue moved up; where releases are announced (PostgreSQL NOTIFY), a release of the resource
 // wakes the waiter at once. The ticket is taken before each attempt, so a release between the
 // attempt and the sleep is not missed.
 #pragma once
@@ -23,6 +23,10 @@ struct retry_wait_steps {
   // How long until the holder (or the first of the holders) of the resource runs out of lease;
   // nullopt when nobody holds it. Asked after a failed attempt.
   std::function<std::optional<std::chrono::milliseconds>()> lease_remaining;
+  // Optional: whether the failed attempt found the wait shorter than the one before (a queue that
+  // moved up). Then the backoff starts again from its first delay, so waiters poll as often as
+  // their queue moves, and back off only while it stands still. Asked after a failed attempt.
+  std::function<bool()> progressed = nullptr;
 };
 
 // Runs steps.attempt until it succeeds (true) or `deadline` passes (false); no deadline: until it

@@ -293,5 +293,18 @@ TEST(BackoffUnitTest, DelaysDoubleUpToTheCapWithJitterInTheUpperHalf) {
   EXPECT_TRUE(jittered) << "every delay was the upper bound: no jitter";
 }
 
+TEST(BackoffUnitTest, AResetStartsAgainFromTheFirstDelay) {
+  d::backoff b(5ms, 500ms);
+  for (int i = 0; i < 10; ++i) static_cast<void>(b.next());
+  EXPECT_GE(b.next(), 250ms) << "not at the cap before the reset";
+  b.reset();
+  const auto first = b.next();
+  EXPECT_GE(first, 2500us);
+  EXPECT_LE(first, 5ms) << "the reset did not start again from the first delay";
+  const auto second = b.next();
+  EXPECT_GE(second, 5ms);
+  EXPECT_LE(second, 10ms) << "after a reset the delays double again";
+}
+
 }  // namespace
 }  // namespace test
