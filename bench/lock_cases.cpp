@@ -5,6 +5,10 @@
 // waiters; pg_unnamed: ?prepare=off, so waiters poll instead of LISTEN), and
 // sqllock.multi10.<db>.cycle_t<n> against sqllock.table10.<db>.cycle_t<n> (10 names per thread,
 // one multi_lock or 10 table_locks one after another).
+// Issue 15's kinds: fair and rw (write levels) are in lock_kinds(), so they have every case above;
+// sqllock.fair.pg_unnamed.handoff_8 polls where sqllock.fair.pg.handoff_8 wakes on NOTIFY; and
+// sqllock.rw_shared.<db>.cycle_t<n> (read levels, each thread its own name) against
+// sqllock.rw_shared.<db>.one_name_cycle_t8 (8 readers of one name at once).
 #include <atomic>
 #include <iostream>
 #include <chrono>
@@ -22,12 +26,14 @@ namespace {
 using steady = std::chrono::steady_clock;
 
 // Each thread locks its own key: the cost of the lock itself, not of waiting. `query` is added to
-// the URI ("prepare=off": unnamed statements, as behind a transaction-mode pooler).
-void cycles(benchmark::State& state, const lock_kind& kind, dialect_kind d, int threads, const std::string& query = "") {
+// the URI ("prepare=off": unnamed statements, as behind a transaction-mode pooler). With
+// `one_name`, every thread locks the same key (for kinds that share it: readers).
+void cycles(benchmark::State& state, const lock_kind& kind, dialect_kind d, int threads, const std::string& query = "",
+            bool one_name = false) {
   const database db = open_target(d, "distributed_lock", 8, query);
   std::vector<std::unique_ptr<locker>> lockers;
   for (int t = 0; t < threads; ++t)
-    lockers.push_back(kind.make(db, "bench-cycle-" + std::to_string(t), ""));
+    lockers.push_back(kind.make(db, one_name ? std::string("bench-readers") : "bench-cycle-" + std::to_string(t), ""));
   report(state, run_cycles(threads, phase_seconds(), [&](int t) { lockers[static_cast<std::size_t>(t)]->run_locked([] {}); }));
 }
 
@@ -123,6 +129,9 @@ void handoff(benchmark::State& state, const lock_kind& kind, dialect_kind d, con
           add_case("sqllock." + kind.name + ".pg_unnamed.cycle_t" + std::to_string(threads),
                    [&kind, d, threads](benchmark::State& s) { cycles(s, kind, d, threads, "prepare=off"); });
       }
+      if (d == dialect_kind::postgresql && kind.name == "fair")  // waiters poll: no LISTEN
+        add_case("sqllock.fair.pg_unnamed.handoff_8",
+                 [&kind, d](benchmark::State& s) { handoff(s, kind, d, "prepare=off"); });
     }
   }
   using d = dialect_kind;
@@ -137,6 +146,11 @@ void handoff(benchmark::State& state, const lock_kind& kind, dialect_kind d, con
       add_case("sqllock.table10." + name + t,
                [db, threads](benchmark::State& s) { cycles(s, table_seq_kind(10), db, threads); });
     }
+    for (const int threads : {1, 8})
+      add_case("sqllock.rw_shared." + name + ".cycle_t" + std::to_string(threads),
+               [db, threads](benchmark::State& s) { cycles(s, rw_shared_kind(), db, threads); });
+    add_case("sqllock.rw_shared." + name + ".one_name_cycle_t8",
+             [db](benchmark::State& s) { cycles(s, rw_shared_kind(), db, 8, "", true); });
     add_case("sqllock.semaphore." + name + ".handoff_8",
              [db](benchmark::State& s) { handoff(s, semaphore_kind(1), db); });
   }

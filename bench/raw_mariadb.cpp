@@ -1,5 +1,6 @@
 // The raw MariaDB baseline: sqllock's statements, prepared once per connection and executed with
-// MySQL Connector/C++ directly. Named raw.<kind>.mariadb.cycle_t<threads>;
+// MySQL Connector/C++ directly. Named raw.<kind>.mariadb.cycle_t<threads> (kind: table, named,
+// row, semaphore, fair, rw);
 // raw.latch.mariadb.count_down[_participant]_t<threads>.
 #include <random>
 #include <set>
@@ -152,6 +153,31 @@ void semaphore_cycles(benchmark::State& state, int threads) {
   }));
 }
 
+// One write level of a fair or read-write lock per thread (no contention), as
+// sqllock.fair.mariadb.cycle_t<n> and sqllock.rw.mariadb.cycle_t<n>: enqueue and its read-back,
+// the check's delete and read (at its turn at once), release.
+void queue_cycles(benchmark::State& state, int threads, char queue_kind) {
+  const auto& sql = queue_sql_of(d::mysql);
+  auto ts = connect(threads, {sql.enqueue, sql.enqueue_readback, sql.check, sql.check_read, sql.release});
+  const std::string kind(1, queue_kind);
+  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+    auto& st = ts[static_cast<std::size_t>(t)].st;
+    const std::string resource = "raw-queue-" + std::to_string(t);
+    const std::string owner = owner_of(t);
+    st[0].update(enqueue_params(resource, queue_kind, t));
+    const auto placed = st[1].query({resource, kind, owner});
+    if (!placed->next()) throw std::runtime_error("raw enqueue read-back found no entry");
+    const std::int64_t ticket = placed->getInt64(1);
+    const std::vector<detail::value> entry{resource, kind, ticket, owner};
+    st[2].update(entry);
+    const auto turn = st[3].query(entry);
+    if (!turn->next() || turn->getInt64(1) != 1 || turn->getInt64(2) != 0)
+      throw std::runtime_error("raw queue check found the entry not at its turn");
+    if (st[4].update({resource, kind, ticket, owner, std::int64_t{1}}) != 1)
+      throw std::runtime_error("raw queue release found no entry");
+  }));
+}
+
 // Count-downs of one latch per thread (armed with the largest count, so it never opens), with
 // (`participant`: a new id each time, in sqllock's transaction) or without a participant id.
 void latch_count_downs(benchmark::State& state, int threads, bool participant) {
@@ -189,6 +215,8 @@ void latch_count_downs(benchmark::State& state, int threads, bool participant) {
     add_case("raw.named" + suffix, [threads](benchmark::State& s) { named_cycles(s, threads); });
     add_case("raw.row" + suffix, [threads](benchmark::State& s) { row_cycles(s, threads); });
     add_case("raw.semaphore" + suffix, [threads](benchmark::State& s) { semaphore_cycles(s, threads); });
+    add_case("raw.fair" + suffix, [threads](benchmark::State& s) { queue_cycles(s, threads, 'F'); });
+    add_case("raw.rw" + suffix, [threads](benchmark::State& s) { queue_cycles(s, threads, 'R'); });
     const std::string t = "_t" + std::to_string(threads);
     add_case("raw.latch.mariadb.count_down" + t,
              [threads](benchmark::State& s) { latch_count_downs(s, threads, false); });

@@ -1,6 +1,6 @@
 // The raw PostgreSQL baseline: sqllock's statements, prepared once per connection and executed
 // with libpqxx directly — what a hand-written client of the same library would send.
-// Named raw.<kind>.pg.cycle_t<threads>; raw.latch.pg.count_down[_participant]_t<threads>.
+// Named raw.<kind>.pg.cycle_t<threads> (kind: table, advisory, row, semaphore, fair, rw); raw.latch.pg.count_down[_participant]_t<threads>.
 #ifdef SQLLOCK_HAVE_PQXX
 #include <pqxx/pqxx>
 
@@ -118,6 +118,35 @@ void semaphore_cycles(benchmark::State& state, int threads) {
   }));
 }
 
+// One write level of a fair or read-write lock per thread (no contention), as
+// sqllock.fair.pg.cycle_t<n> and sqllock.rw.pg.cycle_t<n>: enqueue, check (at its turn at once),
+// release.
+void queue_cycles(benchmark::State& state, int threads, char queue_kind) {
+  auto clients = connect(threads);
+  const auto& sql = queue_sql_of(d::postgresql);
+  const auto& channel = table_sql(d::postgresql).wakeup_channel;
+  for (auto& c : clients) {
+    c->conn.prepare("enqueue", sql.enqueue);
+    c->conn.prepare("check", sql.check);
+    c->conn.prepare("release", sql.release);
+  }
+  const std::string kind(1, queue_kind);
+  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+    auto& c = *clients[static_cast<std::size_t>(t)];
+    const std::string resource = "raw-queue-" + std::to_string(t);
+    const std::string owner = owner_of(t);
+    pqxx::nontransaction tx(c.conn);
+    const auto placed = c.run(tx, "enqueue", enqueue_params(resource, queue_kind, t));
+    if (placed.empty()) throw std::runtime_error("raw enqueue returned no entry");
+    const auto ticket = placed[0][0].as<std::int64_t>();
+    const auto turn = c.run(tx, "check", {resource, kind, ticket, owner});
+    if (turn.empty() || turn[0][0].as<std::int64_t>() != 1 || turn[0][1].as<std::int64_t>() != 0)
+      throw std::runtime_error("raw queue check found the entry not at its turn");
+    if (c.run(tx, "release", {resource, kind, ticket, owner, std::int64_t{1}, channel}).empty())
+      throw std::runtime_error("raw queue release found no entry");
+  }));
+}
+
 // Count-downs of one latch per thread (armed with the largest count, so it never opens), with
 // (`participant`: a new id each time) or without a participant id, as sqllock.latch.pg.*.
 void latch_count_downs(benchmark::State& state, int threads, bool participant) {
@@ -149,6 +178,8 @@ void latch_count_downs(benchmark::State& state, int threads, bool participant) {
     add_case("raw.advisory" + suffix, [threads](benchmark::State& s) { advisory_cycles(s, threads); });
     add_case("raw.row" + suffix, [threads](benchmark::State& s) { row_cycles(s, threads); });
     add_case("raw.semaphore" + suffix, [threads](benchmark::State& s) { semaphore_cycles(s, threads); });
+    add_case("raw.fair" + suffix, [threads](benchmark::State& s) { queue_cycles(s, threads, 'F'); });
+    add_case("raw.rw" + suffix, [threads](benchmark::State& s) { queue_cycles(s, threads, 'R'); });
     const std::string t = "_t" + std::to_string(threads);
     add_case("raw.latch.pg.count_down" + t, [threads](benchmark::State& s) { latch_count_downs(s, threads, false); });
     add_case("raw.latch.pg.count_down_participant" + t,

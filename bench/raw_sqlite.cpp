@@ -1,6 +1,7 @@
 // The raw SQLite baseline: sqllock's statements, prepared once per session and executed with SOCI
 // directly (SOCI is the client library sqllock uses for SQLite). Named raw.table.sqlite.cycle_t<n>,
-// raw.semaphore.sqlite.cycle_t<n> and raw.latch.sqlite.count_down[_participant]_t<n>.
+// raw.semaphore.sqlite.cycle_t<n>, raw.fair.sqlite.cycle_t<n>, raw.rw.sqlite.cycle_t<n> and
+// raw.latch.sqlite.count_down[_participant]_t<n>.
 #ifdef SQLLOCK_HAVE_SOCI
 #include <random>
 #include <soci/soci.h>
@@ -130,6 +131,48 @@ void semaphore_cycles(benchmark::State& state, int threads) {
   }));
 }
 
+// One write level of a fair or read-write lock per thread (no contention), as
+// sqllock.fair.sqlite.cycle_t<n> and sqllock.rw.sqlite.cycle_t<n>: enqueue (RETURNING the ticket),
+// the check's delete and read (at its turn at once), release.
+void queue_cycles(benchmark::State& state, int threads, char queue_kind) {
+  struct queue_client {
+    soci::session session;
+    long long ticket = 0, writes = 0, reads = 0, mine = 0, blockers = 0;
+    std::unique_ptr<prepared> enqueue, check, check_read, release;
+    explicit queue_client(const std::string& path) : session(*soci::factory_sqlite3(), path) {
+      session << "PRAGMA busy_timeout = 10000";
+      session << "PRAGMA synchronous = NORMAL";
+      const auto& sql = queue_sql_of(d::sqlite);
+      const std::vector<detail::value> entry{"", "", std::int64_t{0}, ""};
+      enqueue = std::make_unique<prepared>(session, sql.enqueue, enqueue_params("", 'F', 0), &ticket, &writes, nullptr,
+                                           &reads);
+      check = std::make_unique<prepared>(session, sql.check, entry, nullptr, nullptr, nullptr);
+      // mine and blockers; the third column (wait_ms) is NULL without blockers and not read.
+      check_read = std::make_unique<prepared>(session, sql.check_read, entry, &mine, &blockers, nullptr);
+      release = std::make_unique<prepared>(session, sql.release,
+                                           std::vector<detail::value>{"", "", std::int64_t{0}, "", std::int64_t{0}},
+                                           nullptr, nullptr, nullptr);
+    }
+  };
+  open_target(d::sqlite);
+  const auto path = detail::parse_uri(*target_uri(d::sqlite)).path;
+  std::vector<std::unique_ptr<queue_client>> clients;
+  for (int t = 0; t < threads; ++t) clients.push_back(std::make_unique<queue_client>(path));
+  const std::string kind(1, queue_kind);
+  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+    auto& c = *clients[static_cast<std::size_t>(t)];
+    const std::string resource = "raw-queue-" + std::to_string(t);
+    const std::string owner = owner_of(t);
+    if (!c.enqueue->run(enqueue_params(resource, queue_kind, t))) throw std::runtime_error("raw enqueue returned no entry");
+    const std::vector<detail::value> entry{resource, kind, std::int64_t{c.ticket}, owner};
+    c.check->run(entry);
+    if (!c.check_read->run(entry) || c.mine != 1 || c.blockers != 0)
+      throw std::runtime_error("raw queue check found the entry not at its turn");
+    c.release->run({resource, kind, std::int64_t{c.ticket}, owner, std::int64_t{1}});
+    if (c.release->affected() != 1) throw std::runtime_error("raw queue release found no entry");
+  }));
+}
+
 // Count-downs of one latch per thread (armed with the largest count, so it never opens), with
 // (`participant`: a new id each time, in sqllock's BEGIN IMMEDIATE transaction) or without one.
 void latch_count_downs(benchmark::State& state, int threads, bool participant) {
@@ -184,6 +227,10 @@ void latch_count_downs(benchmark::State& state, int threads, bool participant) {
              [threads](benchmark::State& s) { table_cycles(s, threads); });
     add_case("raw.semaphore.sqlite.cycle_t" + std::to_string(threads),
              [threads](benchmark::State& s) { semaphore_cycles(s, threads); });
+    add_case("raw.fair.sqlite.cycle_t" + std::to_string(threads),
+             [threads](benchmark::State& s) { queue_cycles(s, threads, 'F'); });
+    add_case("raw.rw.sqlite.cycle_t" + std::to_string(threads),
+             [threads](benchmark::State& s) { queue_cycles(s, threads, 'R'); });
     const std::string t = "_t" + std::to_string(threads);
     add_case("raw.latch.sqlite.count_down" + t, [threads](benchmark::State& s) { latch_count_downs(s, threads, false); });
     add_case("raw.latch.sqlite.count_down_participant" + t,

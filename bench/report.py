@@ -387,17 +387,24 @@ w("As the lock hand-off above, on one semaphore of N = 1: eight threads loop `ac
   "`LISTEN`, as behind PgBouncer in transaction mode) and on MariaDB and SQLite they poll with capped, "
   "jittered backoff. The table-lock row on PostgreSQL is repeated for comparison.")
 w("")
-w("| what | db | hand-offs/s | acquisitions/s | p50 ms | p99 ms |")
-w("|---|---|---|---|---|---|")
-for label, n in (("semaphore, NOTIFY", "sqllock.semaphore.pg.handoff_8"),
-                 ("semaphore, polling (`?prepare=off`)", "sqllock.semaphore.pg_unnamed.handoff_8"),
-                 ("semaphore, polling", "sqllock.semaphore.mariadb.handoff_8"),
-                 ("semaphore, polling", "sqllock.semaphore.sqlite.handoff_8"),
-                 ("table lock, NOTIFY", "sqllock.table.pg.handoff_8")):
-    db = n.split(".")[2].replace("pg_unnamed", "pg")
-    w(f"| {label} | {db} | {f0(val(n, 'handoffs_per_s'))} | {f0(val(n, 'acquisitions_per_s'))} | "
-      f"{ms(val(n, 'p50_us'))} | {ms(val(n, 'p99_us'))} |" + (f" error: {err(n)}" if err(n) else ""))
-w("")
+
+
+def handoff_table(rows):
+    """A hand-off table of (label, case name) rows; the db is read from the case name."""
+    w("| what | db | hand-offs/s | acquisitions/s | p50 ms | p99 ms |")
+    w("|---|---|---|---|---|---|")
+    for label, n in rows:
+        db = n.split(".")[2].replace("pg_unnamed", "pg")
+        w(f"| {label} | {db} | {f0(val(n, 'handoffs_per_s'))} | {f0(val(n, 'acquisitions_per_s'))} | "
+          f"{ms(val(n, 'p50_us'))} | {ms(val(n, 'p99_us'))} |" + (f" error: {err(n)}" if err(n) else ""))
+    w("")
+
+
+handoff_table((("semaphore, NOTIFY", "sqllock.semaphore.pg.handoff_8"),
+               ("semaphore, polling (`?prepare=off`)", "sqllock.semaphore.pg_unnamed.handoff_8"),
+               ("semaphore, polling", "sqllock.semaphore.mariadb.handoff_8"),
+               ("semaphore, polling", "sqllock.semaphore.sqlite.handoff_8"),
+               ("table lock, NOTIFY", "sqllock.table.pg.handoff_8")))
 w("## Multi-lock of 10 names vs 10 table locks one after another")
 w("")
 w("Each thread takes its own 10 names: one `multi_lock` (`lock()` + `release()`), or 10 `table_lock`s "
@@ -452,6 +459,74 @@ for db in ("pg", "mariadb", "sqlite"):
             overhead14.append((f"latch {c}/{db}", t, q))
             w(f"| {db} | {label} | {t} | {f0(rs)} | {ms(val(s_, 'p50_us'))} | {ms(val(s_, 'p99_us'))} | {f0(rr)} | "
               f"{ms(val(r_, 'p50_us'))} | {ms(val(r_, 'p99_us'))} | **{f2(q)}** |" + (f" error: {err(s_)}" if err(s_) else ""))
+w("")
+
+# ---- issue 15: fair lock, read-write lock
+w("## Fair lock and read-write lock: sqllock vs the same SQL raw, and vs table_lock")
+w("")
+w("Each thread takes and gives back one write level of its own `fair_lock` or `rw_lock` (`lock()` + "
+  "`release()`; no contention). raw runs the wait-queue statements of `src/dialect/queue_sql.cpp` the "
+  "same way as the lock cycles: PostgreSQL the enqueue, the check and the release; MariaDB the enqueue "
+  "and its read-back, the check's delete and read, the release; SQLite the enqueue, the check's delete "
+  "and read, the release. sqllock and raw alternate as above. The table_lock column is the table-lock "
+  "row of the first table (one statement to acquire on PostgreSQL and SQLite, two on MariaDB).")
+w("")
+w("| lock | db | threads | sqllock cycles/s | p50 ms | p99 ms | raw cycles/s | **sqllock ÷ raw** | table_lock cycles/s | **÷ table_lock** | client CPU µs/cycle sqllock / raw |")
+w("|---|---|---|---|---|---|---|---|---|---|---|")
+overhead15 = []
+for kind in ("fair", "rw"):
+    for db in ("pg", "mariadb", "sqlite"):
+        for t in (1, 8):
+            s_, r_ = f"sqllock.{kind}.{db}.cycle_t{t}", f"raw.{kind}.{db}.cycle_t{t}"
+            rs, rr = val(s_, "cycles_per_s"), val(r_, "cycles_per_s")
+            tl = val(f"sqllock.table.{db}.cycle_t{t}", "cycles_per_s")
+            q = ratio(rs, rr)
+            overhead15.append((f"{kind}/{db}", t, q))
+            w(f"| {kind} | {db} | {t} | {f0(rs)} | {ms(val(s_, 'p50_us'))} | {ms(val(s_, 'p99_us'))} | {f0(rr)} | "
+              f"**{f2(q)}** | {f0(tl)} | **{f2(ratio(rs, tl))}** | "
+              f"{f0(val(s_, 'client_cpu_us'))} / {f0(val(r_, 'client_cpu_us'))} |" + (f" error: {err(s_)}" if err(s_) else ""))
+w("")
+w("Re-entrant re-acquire (the owner holds one write level; a cycle adds and gives back a second):")
+w("")
+w("| lock | db | cycles/s | p50 ms | p99 ms |")
+w("|---|---|---|---|---|")
+for kind in ("fair", "rw"):
+    for db in ("pg", "mariadb", "sqlite"):
+        n = f"sqllock.{kind}.{db}.reentrant"
+        w(f"| {kind} | {db} | {f0(val(n, 'cycles_per_s'))} | {ms(val(n, 'p50_us'))} | {ms(val(n, 'p99_us'))} |"
+          + (f" error: {err(n)}" if err(n) else ""))
+w("")
+w("### Hand-off: 8 waiters, one name")
+w("")
+w("As the lock hand-off above: eight threads loop `lock()`, `release()`, 1 ms of work; the fair lock "
+  "grants in ticket order. PostgreSQL waiters wake on the release's `NOTIFY`; with `?prepare=off` "
+  "(pg_unnamed: no `LISTEN`, as behind PgBouncer in transaction mode) and on MariaDB and SQLite they "
+  "poll with capped, jittered backoff, never sleeping past the lease end of the entry ahead. The "
+  "table-lock row on PostgreSQL is repeated for comparison.")
+w("")
+handoff_table((("fair, NOTIFY", "sqllock.fair.pg.handoff_8"),
+               ("fair, polling (`?prepare=off`)", "sqllock.fair.pg_unnamed.handoff_8"),
+               ("fair, polling", "sqllock.fair.mariadb.handoff_8"),
+               ("fair, polling", "sqllock.fair.sqlite.handoff_8"),
+               ("rw write, NOTIFY", "sqllock.rw.pg.handoff_8"),
+               ("rw write, polling", "sqllock.rw.mariadb.handoff_8"),
+               ("rw write, polling", "sqllock.rw.sqlite.handoff_8"),
+               ("table lock, NOTIFY", "sqllock.table.pg.handoff_8")))
+w("### Read throughput: 8 readers")
+w("")
+w("Read levels (`lock_shared()` + `release_shared()`): one thread on its own name, eight threads each on "
+  "its own name, and eight readers of one name at once. Readers of one name do not wait for each other "
+  "(no writer is queued), so **one name ÷ own names** near 1 means sharing costs no throughput; each "
+  "reader still writes its own queue entry, so readers of one name contend only on that name's rows.")
+w("")
+w("| db | 1 reader cycles/s | 8 readers, own names cycles/s | 8 readers, one name cycles/s | p50 ms | p99 ms | **one name ÷ own names** | 8 writers, own names cycles/s |")
+w("|---|---|---|---|---|---|---|---|")
+for db in ("pg", "mariadb", "sqlite"):
+    one, own = f"sqllock.rw_shared.{db}.one_name_cycle_t8", f"sqllock.rw_shared.{db}.cycle_t8"
+    w(f"| {db} | {f0(val(f'sqllock.rw_shared.{db}.cycle_t1', 'cycles_per_s'))} | {f0(val(own, 'cycles_per_s'))} | "
+      f"{f0(val(one, 'cycles_per_s'))} | {ms(val(one, 'p50_us'))} | {ms(val(one, 'p99_us'))} | "
+      f"**{f2(ratio(val(one, 'cycles_per_s'), val(own, 'cycles_per_s')))}** | "
+      f"{f0(val(f'sqllock.rw.{db}.cycle_t8', 'cycles_per_s'))} |" + (f" error: {err(one)}" if err(one) else ""))
 w("")
 
 # ---- callgrind
@@ -561,6 +636,16 @@ for db in ("pg", "mariadb", "sqlite"):
     ok = tr is not None and tr <= research_trips[db] + 0.05
     w(f"| 10-name multi-lock in ≤ {research_trips[db]} round trips per attempt ({db}) | {f1(tr)}"
       + (" (from the code)" if db == "sqlite" else "") + f" | {'yes' if ok else 'no'} |")
+w("")
+w("## Library overhead of the queue kinds (issue 15)")
+w("")
+w("Issue 15 sets no number; the same measure as issue 14's (sqllock ≥ 0.9 × raw):")
+w("")
+w("| measure | measured | ≥ 0.9? |")
+w("|---|---|---|")
+got15 = [x for x in overhead15 if x[2] is not None]
+w("| fair and rw acquire + release, 1 and 8 threads | " + ", ".join(f"{k}/t{t} {q:.2f}" for k, t, q in got15)
+  + f" | {'yes' if got15 and all(q >= 0.9 for *_, q in got15) else 'no'} |")
 w("")
 w("Why a target is missed, and what would fix it, is in the section below.")
 w("")

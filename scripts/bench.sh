@@ -10,7 +10,7 @@
 # build/bench-release), the same SQL run raw in the same process, the same SQL through pgbench
 # -M prepared and the mariadb client, the npm package advisory-lock, Redis SET NX PX (and a
 # Redisson-style semaphore script), and a callgrind profile of one table-lock cycle; semaphore,
-# multi-lock and latch cases likewise. Raw results stay in the work directory it prints.
+# multi-lock, latch, fair-lock and read-write-lock cases likewise. Raw results stay in the work directory it prints.
 # SQLLOCK_BENCH_REPORT_DIR=dir writes the report there instead of docs/ (a trial run).
 # Numbers from different runs (or machines) are not comparable: compare inside one report only.
 set -euo pipefail
@@ -97,7 +97,7 @@ bench_to '-memory|cycle_t|count_down' "$work/bench.json"
 # hits both; the report takes the better of the two runs of each.
 mkdir "$work/cycles"
 for pair in table.pg table.mariadb table.sqlite advisory.pg named.mariadb row.pg row.mariadb \
-  semaphore.pg semaphore.mariadb semaphore.sqlite; do
+  semaphore.pg semaphore.mariadb semaphore.sqlite fair.pg fair.mariadb fair.sqlite rw.pg rw.mariadb rw.sqlite; do
   for t in 1 8; do
     for round in 1 2; do
       for impl in raw sqllock; do
@@ -127,6 +127,15 @@ for db in pg mariadb sqlite; do
       done
     done
   done
+done
+# Read levels of rw_lock: each thread its own name, against 8 readers of one name, alternating.
+for db in pg mariadb sqlite; do
+  for round in 1 2; do
+    for c in cycle_t8 one_name_cycle_t8; do
+      bench_to "^sqllock\.rw_shared\.$db\.$c/" "$work/cycles/sqllock.rw_shared.$db.$c.$round.json"
+    done
+  done
+  bench_to "^sqllock\.rw_shared\.$db\.cycle_t1/" "$work/cycles/sqllock.rw_shared.$db.cycle_t1.json"
 done
 # ?prepare=off (unnamed statements, for PgBouncer in transaction mode): sqllock only, beside the
 # prepared runs above.

@@ -9,9 +9,11 @@
 #include "sqllock/error.hpp"
 
 #include "sqllock/advisory_lock.hpp"
+#include "sqllock/fair_lock.hpp"
 #include "sqllock/multi_lock.hpp"
 #include "sqllock/named_lock.hpp"
 #include "sqllock/row_lock.hpp"
+#include "sqllock/rw_lock.hpp"
 #include "sqllock/semaphore.hpp"
 #include "sqllock/table_lock.hpp"
 
@@ -20,9 +22,10 @@ namespace {
 
 std::atomic<std::int64_t> retried_releases{0};
 
-// table_lock, advisory_lock and named_lock share lock() / release().
+// table_lock, advisory_lock, named_lock, fair_lock, rw_lock (write levels), rw_reader (its read
+// levels) and multi_lock share lock() / unlock() / release().
 template <class Lock>
-class lockable_locker final : public locker {
+class lockable_locker : public locker {
  public:
   template <class... Args>
   explicit lockable_locker(Args&&... args) : lock_(std::forward<Args>(args)...) {}
@@ -49,6 +52,18 @@ class lockable_locker final : public locker {
 
  private:
   Lock lock_;
+};
+
+// An rw_lock's read levels under the names lockable_locker calls.
+class rw_reader {
+ public:
+  rw_reader(const database& db, const std::string& key) : lock_(db, key) {}
+  void lock() { lock_.lock_shared(); }
+  void unlock() noexcept { lock_.unlock_shared(); }
+  void release() { lock_.release_shared(); }
+
+ private:
+  rw_lock lock_;
 };
 
 class row_locker final : public locker {
@@ -87,24 +102,10 @@ std::vector<std::string> numbered(const std::string& key, std::size_t n) {
   return out;
 }
 
-class multi_locker final : public locker {
+// The multi_lock of the n names numbered(key, n).
+class multi_locker final : public lockable_locker<multi_lock> {
  public:
-  multi_locker(const database& db, const std::string& key, std::size_t n) : lock_(db, numbered(key, n)) {}
-  void run_locked(const std::function<void()>& body) override {
-    lock_.lock();
-    try {
-      body();
-    } catch (...) {
-      lock_.unlock();
-      throw;
-    }
-    lock_.release();
-  }
-  void hold() override { lock_.lock(); }
-  void give_back() override { lock_.release(); }
-
- private:
-  multi_lock lock_;
+  multi_locker(const database& db, const std::string& key, std::size_t n) : lockable_locker(db, numbered(key, n)) {}
 };
 
 class table_seq_locker final : public locker {
@@ -195,6 +196,16 @@ const lock_kind& table_seq_kind(std::size_t names) {
   return every_database_kind<table_seq_locker>("table" + std::to_string(names), names);
 }
 
+const lock_kind& rw_shared_kind() {
+  return cached_kind("rw_shared", [] {
+    using d = dialect_kind;
+    return lock_kind{"rw_shared", {d::postgresql, d::mysql, d::sqlite}, true,
+                     [](const database& db, const std::string& key, const std::string&) -> std::unique_ptr<locker> {
+                       return std::make_unique<lockable_locker<rw_reader>>(db, key);
+                     }};
+  });
+}
+
 const std::vector<lock_kind>& lock_kinds() {
   using d = dialect_kind;
   static const std::vector<lock_kind> kinds = {
@@ -205,6 +216,8 @@ const std::vector<lock_kind>& lock_kinds() {
        [](const database& db, const std::string& key, const std::string&) -> std::unique_ptr<locker> {
          return std::make_unique<row_locker>(db, key);
        }},
+      {"fair", {d::postgresql, d::mysql, d::sqlite}, true, make_lockable<fair_lock, fair_lock_options>},
+      {"rw", {d::postgresql, d::mysql, d::sqlite}, true, make_lockable<rw_lock, rw_lock_options>},
   };
   return kinds;
 }

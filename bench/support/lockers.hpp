@@ -38,7 +38,7 @@ struct lock_kind {
 };
 
 // table (PostgreSQL, MariaDB, SQLite), advisory (PostgreSQL), named (MariaDB), row (PostgreSQL,
-// MariaDB), in report order.
+// MariaDB), fair (fair_lock) and rw (rw_lock, write levels; both on every database), in report order.
 const std::vector<lock_kind>& lock_kinds();
 
 // "pg", "mariadb" or "sqlite".
@@ -54,9 +54,13 @@ std::string short_name(dialect_kind d);
 //   table_seq_kind(n)  the same n names as n table_locks, locked one after another in name
 //                      order and released in reverse: what a caller does without multi_lock;
 //                      named "table<n>".
-// All three exist on PostgreSQL, MariaDB and SQLite.
+//   rw_shared_kind()   run_locked takes a read level of the rw_lock `key` (lock_shared), runs
+//                      body, gives it back (release_shared); hold() and give_back() likewise;
+//                      named "rw_shared", re-entrant.
+// All four exist on PostgreSQL, MariaDB and SQLite.
 const lock_kind& semaphore_kind(std::int64_t permits);
 const lock_kind& multi_kind(std::size_t names);
 const lock_kind& table_seq_kind(std::size_t names);
+const lock_kind& rw_shared_kind();
 
 }  // namespace sqllock::bench

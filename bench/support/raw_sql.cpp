@@ -60,6 +60,18 @@ std::vector<detail::value> permit_params_picked(const std::string& resource, std
   return p;
 }
 
+const detail::queue_sql& queue_sql_of(dialect_kind kind) { return *detail::queue_statements(kind, kCycleTable); }
+
+std::vector<detail::value> enqueue_params(const std::string& resource, char queue_kind, int thread) {
+  // resource, owner, session, host, pid, thread, lease, renew → the kind after the resource, and
+  // the write flag at the end.
+  const auto lock = acquire_params(resource, thread);
+  std::vector<detail::value> p{lock[0], std::string(1, queue_kind)};
+  for (std::size_t i = 1; i < lock.size(); ++i) p.push_back(lock[i]);
+  p.emplace_back(std::int64_t{1});
+  return p;
+}
+
 void arm_latch(const database& db, const std::string& name) {
   static_cast<void>(latch(db, name).try_create(max_latch_count));
 }

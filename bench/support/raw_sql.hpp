@@ -15,6 +15,9 @@
 //             TRANSACTION ISOLATION LEVEL READ COMMITTED, START TRANSACTION, lock_latch,
 //             insert_arrival, decrement, COMMIT. SQLite: BEGIN IMMEDIATE, lock_latch,
 //             insert_arrival, decrement, COMMIT (dialect/latch_sql.hpp).
+//   fair, rw  (an uncontended write level; dialect/queue_sql.hpp) PostgreSQL: enqueue, check,
+//             release. MariaDB: enqueue, enqueue_readback, check, check_read, release. SQLite:
+//             enqueue, check, check_read, release.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +29,7 @@
 #include "dialect/dialect.hpp"
 #include "dialect/latch_sql.hpp"
 #include "dialect/permit_sql.hpp"
+#include "dialect/queue_sql.hpp"
 #include "dialect/row_lock_sql.hpp"
 #include "dialect/session_lock_sql.hpp"
 
@@ -56,6 +60,15 @@ const detail::latch_sql& latch_sql_of(dialect_kind kind);
 std::vector<detail::value> permit_params(const std::string& resource, std::int64_t permits, int thread);
 std::vector<detail::value> permit_params_picked(const std::string& resource, std::int64_t slot, std::int64_t permits,
                                                int thread);
+
+// sqllock's wait-queue statements (fair_lock, rw_lock) for `kind` on kCycleTable.
+const detail::queue_sql& queue_sql_of(dialect_kind kind);
+
+// The enqueue's ten parameters as queue_store binds them for a write level of the queue kind
+// `queue_kind` ('F' fair, 'R' read-write), held by this process's thread `thread` (30 s lease,
+// auto-renew on): $1 resource, $2 kind, $3 owner, $4 session, $5 host, $6 pid, $7 thread, $8 lease
+// ms, $9 auto-renew, $10 write (1).
+std::vector<detail::value> enqueue_params(const std::string& resource, char queue_kind, int thread);
 
 // Arms the latch `name` of db with the largest count (sqllock::latch::try_create), so that no
 // benchmark phase counts it down to zero; an armed latch of that name is left as it is.
