@@ -91,6 +91,22 @@ def ratio(a, b):
     return None if a is None or not b else a / b
 
 
+def against_raw(s, r, cpu=True):
+    """sqllock's case s beside its raw twin r: (sqllock ÷ raw, the row's cells from sqllock's cycles/s
+    to the bold ratio, then the client CPU of both when cpu)."""
+    rs, rr = val(s, "cycles_per_s"), val(r, "cycles_per_s")
+    q = ratio(rs, rr)
+    cells = (f"{f0(rs)} | {ms(val(s, 'p50_us'))} | {ms(val(s, 'p99_us'))} | {f0(rr)} | "
+             f"{ms(val(r, 'p50_us'))} | {ms(val(r, 'p99_us'))} | **{f2(q)}**")
+    if cpu:
+        cells += f" | {f0(val(s, 'client_cpu_us'))} / {f0(val(r, 'client_cpu_us'))}"
+    return q, cells
+
+
+def error_note(name):
+    return f" error: {err(name)}" if err(name) else ""
+
+
 # ---- external baselines
 pgbench = {}
 for out in glob.glob(f"{W}/pgbench/*.out"):
@@ -188,13 +204,9 @@ w("|---|---|---|---|---|---|---|---|---|---|---|")
 overhead = []
 for kind, db in kinds:
     for t in (1, 8):
-        s, r = f"sqllock.{kind}.{db}.cycle_t{t}", f"raw.{kind}.{db}.cycle_t{t}"
-        rs, rr = val(s, "cycles_per_s"), val(r, "cycles_per_s")
-        q = ratio(rs, rr)
+        q, cells = against_raw(f"sqllock.{kind}.{db}.cycle_t{t}", f"raw.{kind}.{db}.cycle_t{t}")
         overhead.append((kind, db, t, q))
-        w(f"| {kind} | {db} | {t} | {f0(rs)} | {ms(val(s, 'p50_us'))} | {ms(val(s, 'p99_us'))} | {f0(rr)} | "
-          f"{ms(val(r, 'p50_us'))} | {ms(val(r, 'p99_us'))} | **{f2(q)}** | "
-          f"{f0(val(s, 'client_cpu_us'))} / {f0(val(r, 'client_cpu_us'))} |")
+        w(f"| {kind} | {db} | {t} | {cells} |")
 w("")
 w("PostgreSQL with `?prepare=off` (unnamed statements: the setting for PgBouncer in transaction "
   "mode) against the prepared default and the same SQL raw (prepared):")
@@ -274,7 +286,7 @@ for kind, db in kinds:
     n = f"sqllock.{kind}.{db}.handoff_8"
     handoff_rows.append((f"{kind}/{db}", val(n, "p50_us"), val(n, "p99_us")))
     w(f"| {kind} | {db} | {f0(val(n, 'handoffs_per_s'))} | {f0(val(n, 'acquisitions_per_s'))} | "
-      f"{ms(val(n, 'p50_us'))} | {ms(val(n, 'p99_us'))} |" + (f" error: {err(n)}" if err(n) else ""))
+      f"{ms(val(n, 'p50_us'))} | {ms(val(n, 'p99_us'))} |" + error_note(n))
 w("")
 if matplotlib:
     w("![Hand-off latency per lock kind](bench-handoff.png)")
@@ -363,13 +375,10 @@ w("|---|---|---|---|---|---|---|---|---|---|")
 overhead14 = []
 for db in ("pg", "mariadb", "sqlite"):
     for t in (1, 8):
-        s_, r_ = f"sqllock.semaphore.{db}.cycle_t{t}", f"raw.semaphore.{db}.cycle_t{t}"
-        rs, rr = val(s_, "cycles_per_s"), val(r_, "cycles_per_s")
-        q = ratio(rs, rr)
+        s_ = f"sqllock.semaphore.{db}.cycle_t{t}"
+        q, cells = against_raw(s_, f"raw.semaphore.{db}.cycle_t{t}")
         overhead14.append((f"semaphore/{db}", t, q))
-        w(f"| {db} | {t} | {f0(rs)} | {ms(val(s_, 'p50_us'))} | {ms(val(s_, 'p99_us'))} | {f0(rr)} | "
-          f"{ms(val(r_, 'p50_us'))} | {ms(val(r_, 'p99_us'))} | **{f2(q)}** | "
-          f"{f0(val(s_, 'client_cpu_us'))} / {f0(val(r_, 'client_cpu_us'))} |" + (f" error: {err(s_)}" if err(s_) else ""))
+        w(f"| {db} | {t} | {cells} |" + error_note(s_))
 w("")
 w("| Redis semaphore (Lua, no owner, no lease) | threads | cycles/s | p50 ms | p99 ms | sqllock pg ÷ this | mariadb ÷ this | sqlite ÷ this |")
 w("|---|---|---|---|---|---|---|---|")
@@ -396,7 +405,7 @@ def handoff_table(rows):
     for label, n in rows:
         db = n.split(".")[2].replace("pg_unnamed", "pg")
         w(f"| {label} | {db} | {f0(val(n, 'handoffs_per_s'))} | {f0(val(n, 'acquisitions_per_s'))} | "
-          f"{ms(val(n, 'p50_us'))} | {ms(val(n, 'p99_us'))} |" + (f" error: {err(n)}" if err(n) else ""))
+          f"{ms(val(n, 'p50_us'))} | {ms(val(n, 'p99_us'))} |" + error_note(n))
     w("")
 
 
@@ -418,7 +427,7 @@ for db in ("pg", "mariadb", "sqlite"):
         m_, s_ = f"sqllock.multi10.{db}.cycle_t{t}", f"sqllock.table10.{db}.cycle_t{t}"
         w(f"| {db} | {t} | {f0(val(m_, 'cycles_per_s'))} | {ms(val(m_, 'p50_us'))} | {ms(val(m_, 'p99_us'))} | "
           f"{f0(val(s_, 'cycles_per_s'))} | {ms(val(s_, 'p50_us'))} | {ms(val(s_, 'p99_us'))} | "
-          f"**{f2(ratio(val(m_, 'cycles_per_s'), val(s_, 'cycles_per_s')))}** |" + (f" error: {err(m_)}" if err(m_) else ""))
+          f"**{f2(ratio(val(m_, 'cycles_per_s'), val(s_, 'cycles_per_s')))}** |" + error_note(m_))
 w("")
 w("Round trips: the statements the server ran, read from its own counters around each call "
   "(PostgreSQL: `pg_stat_statements` calls in the benchmark's database, `BEGIN`/`COMMIT` included; MariaDB: "
@@ -435,7 +444,7 @@ for db in ("pg", "mariadb"):
     trips[db] = val(m_, "acquire_statements")
     w(f"| {db} | {f1(val(m_, 'acquire_statements'))} | {f1(val(m_, 'release_statements'))} | "
       f"{f1(val(s_, 'acquire_statements'))} | {f1(val(s_, 'release_statements'))} | {research_trips[db]} |"
-      + (f" error: {err(m_)}" if err(m_) else ""))
+      + error_note(m_))
 trips["sqlite"] = 1.0
 w("| sqlite (from the code) | 1 | 10 | 10 | 10 | 1 |")
 w("")
@@ -453,12 +462,10 @@ w("|---|---|---|---|---|---|---|---|---|---|")
 for db in ("pg", "mariadb", "sqlite"):
     for c, label in (("count_down", "`count_down()`"), ("count_down_participant", "`count_down(participant)`")):
         for t in (1, 8):
-            s_, r_ = f"sqllock.latch.{db}.{c}_t{t}", f"raw.latch.{db}.{c}_t{t}"
-            rs, rr = val(s_, "cycles_per_s"), val(r_, "cycles_per_s")
-            q = ratio(rs, rr)
+            s_ = f"sqllock.latch.{db}.{c}_t{t}"
+            q, cells = against_raw(s_, f"raw.latch.{db}.{c}_t{t}", cpu=False)
             overhead14.append((f"latch {c}/{db}", t, q))
-            w(f"| {db} | {label} | {t} | {f0(rs)} | {ms(val(s_, 'p50_us'))} | {ms(val(s_, 'p99_us'))} | {f0(rr)} | "
-              f"{ms(val(r_, 'p50_us'))} | {ms(val(r_, 'p99_us'))} | **{f2(q)}** |" + (f" error: {err(s_)}" if err(s_) else ""))
+            w(f"| {db} | {label} | {t} | {cells} |" + error_note(s_))
 w("")
 
 # ---- issue 15: fair lock, read-write lock
@@ -471,20 +478,18 @@ w("Each thread takes and gives back one write level of its own `fair_lock` or `r
   "and read, the release. sqllock and raw alternate as above. The table_lock column is the table-lock "
   "row of the first table (one statement to acquire on PostgreSQL and SQLite, two on MariaDB).")
 w("")
-w("| lock | db | threads | sqllock cycles/s | p50 ms | p99 ms | raw cycles/s | **sqllock ÷ raw** | table_lock cycles/s | **÷ table_lock** | client CPU µs/cycle sqllock / raw |")
-w("|---|---|---|---|---|---|---|---|---|---|---|")
+w("| lock | db | threads | sqllock cycles/s | p50 ms | p99 ms | raw cycles/s | p50 ms | p99 ms | **sqllock ÷ raw** | client CPU µs/cycle sqllock / raw | table_lock cycles/s | **÷ table_lock** |")
+w("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 overhead15 = []
 for kind in ("fair", "rw"):
     for db in ("pg", "mariadb", "sqlite"):
         for t in (1, 8):
-            s_, r_ = f"sqllock.{kind}.{db}.cycle_t{t}", f"raw.{kind}.{db}.cycle_t{t}"
-            rs, rr = val(s_, "cycles_per_s"), val(r_, "cycles_per_s")
+            s_ = f"sqllock.{kind}.{db}.cycle_t{t}"
+            q, cells = against_raw(s_, f"raw.{kind}.{db}.cycle_t{t}")
             tl = val(f"sqllock.table.{db}.cycle_t{t}", "cycles_per_s")
-            q = ratio(rs, rr)
             overhead15.append((f"{kind}/{db}", t, q))
-            w(f"| {kind} | {db} | {t} | {f0(rs)} | {ms(val(s_, 'p50_us'))} | {ms(val(s_, 'p99_us'))} | {f0(rr)} | "
-              f"**{f2(q)}** | {f0(tl)} | **{f2(ratio(rs, tl))}** | "
-              f"{f0(val(s_, 'client_cpu_us'))} / {f0(val(r_, 'client_cpu_us'))} |" + (f" error: {err(s_)}" if err(s_) else ""))
+            w(f"| {kind} | {db} | {t} | {cells} | {f0(tl)} | **{f2(ratio(val(s_, 'cycles_per_s'), tl))}** |"
+              + error_note(s_))
 w("")
 w("Re-entrant re-acquire (the owner holds one write level; a cycle adds and gives back a second):")
 w("")
@@ -494,7 +499,7 @@ for kind in ("fair", "rw"):
     for db in ("pg", "mariadb", "sqlite"):
         n = f"sqllock.{kind}.{db}.reentrant"
         w(f"| {kind} | {db} | {f0(val(n, 'cycles_per_s'))} | {ms(val(n, 'p50_us'))} | {ms(val(n, 'p99_us'))} |"
-          + (f" error: {err(n)}" if err(n) else ""))
+          + error_note(n))
 w("")
 w("### Hand-off: 8 waiters, one name")
 w("")
@@ -526,7 +531,7 @@ for db in ("pg", "mariadb", "sqlite"):
     w(f"| {db} | {f0(val(f'sqllock.rw_shared.{db}.cycle_t1', 'cycles_per_s'))} | {f0(val(own, 'cycles_per_s'))} | "
       f"{f0(val(one, 'cycles_per_s'))} | {ms(val(one, 'p50_us'))} | {ms(val(one, 'p99_us'))} | "
       f"**{f2(ratio(val(one, 'cycles_per_s'), val(own, 'cycles_per_s')))}** | "
-      f"{f0(val(f'sqllock.rw.{db}.cycle_t8', 'cycles_per_s'))} |" + (f" error: {err(one)}" if err(one) else ""))
+      f"{f0(val(f'sqllock.rw.{db}.cycle_t8', 'cycles_per_s'))} |" + error_note(one))
 w("")
 
 # ---- callgrind
