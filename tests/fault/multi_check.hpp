@@ -6,11 +6,14 @@
 //   partial-grant  a set granted only in part: an attempt's owner token whose grants name fewer
 //                  (or more) than K distinct names, or unequal numbers of grants per name, or whose
 //                  first grant of some name ended (DELETE or expiry) before the first grant of
-//                  another name was logged (the names were never all held at once); or a section
+//                  another name was logged (the names were never all held at once) — unless
+//                  every grant of the attempt was logged after all of its leases had run out (it
+//                  committed nothing live: an attempt that waited on row locks for longer than the
+//                  lease, which the client gives back); or a section
 //                  a worker entered (M) with a name whose (name, fence) the log does not show
 //                  granted to that attempt, or with other than K distinct names
 // Metrics: multi-sets-entered (M lines), multi-server-sets (owner tokens of attempts in the log),
-// multi-server-set-grants. Overlap per name is the common checkers' (server-overlap,
+// multi-server-set-grants, multi-server-sets-expired-when-granted (the attempts left out above). Overlap per name is the common checkers' (server-overlap,
 // client-overlap, fence-order, stale-write … per name), which run on multi runs as on table runs.
 #pragma once
 
