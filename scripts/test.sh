@@ -8,19 +8,20 @@
 #   3. the same with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/ (a Debug build,
 #      -Werror; SQLLOCK_ASAN_BUILD_DIR; SQLLOCK_TEST_ASAN=0 leaves this out for a quicker local run),
 #      without the tests labelled ha (pg_auto_failover and Galera clusters), consumer and config
-#      (how sqllock is built and installed), the fault harness's negative controls, and the lock
-#      kinds' tests on the SOCI PostgreSQL and SOCI MySQL targets, which all run in step 2
+#      (how sqllock is built and installed) and examples, the fault harness's negative controls,
+#      and the lock kinds' tests on the SOCI PostgreSQL, SOCI MySQL and SOCI-through-PgBouncer
+#      targets, which all run in step 2
 #   4. the library, programs and examples in RelWithDebInfo and MinSizeRel, with -Werror: with
 #      Release (step 2) and Debug (step 3) every build type is warning-clean
 #      (SQLLOCK_TEST_BUILD_TYPES=0 leaves it out)
 #   5. scripts/fuzz.sh: each libFuzzer target of fuzz/ for 20 s (SQLLOCK_TEST_FUZZ=0 leaves it out)
 # The default run includes the consumer.* tests (find_package, pkg-config and add_subdirectory
-# use of sqllock) and compose.config (checks docker-compose.yml); both runs include the examples
-# and the man-page checks.
+# use of sqllock), compose.config (checks docker-compose.yml) and the examples; both runs
+# include the man-page checks.
 # Step 4 also builds the Debian packages and installs them into a clean Debian root.
 # -Werror is never a default for users (SQLLOCK_WERROR=OFF); this script turns it on.
 # CTEST_PARALLEL_LEVEL=N (default 4) sets how many tests run at once. The fault runs take
-# SQLLOCK_FAULT_SECONDS each (default here 30; 20 in the sanitizer suite; tests/fault/run-long.sh
+# SQLLOCK_FAULT_SECONDS each (default here 30; 10 in the sanitizer suite; tests/fault/run-long.sh
 # is the long mode). Exits non-zero when any step
 # fails; the last line sums up all tests run.
 set -euo pipefail
@@ -55,6 +56,27 @@ count() {
   skipped=$((skipped + skip))
 }
 
+# record_failed_tests NAME DIR: notes each test ctest found failing in DIR, with the first lines of
+# its output that say why (gtest failures, errors, checker violations), for the summary. CI shows
+# only the end of the output, so the summary must name what failed.
+failed_details=()
+record_failed_tests() {
+  local name=$1 dir=$2 test
+  local list=$dir/Testing/Temporary/LastTestsFailed.log log=$dir/Testing/Temporary/LastTest.log
+  [[ -f "$list" ]] || return 0
+  while IFS= read -r test; do
+    test=${test#*:}
+    failed_details+=("failed test ($name): $test")
+    while IFS= read -r line; do
+      failed_details+=("    $line")
+    done < <(awk -v t="$test" '
+      $0 ~ /^[0-9]+\/[0-9]+ Testing: / { inside = (substr($0, index($0, ": ") + 2) == t); next }
+      inside && /Failure|FAILED|[Ee]rror|violation|Timeout|Expected|Which is|Value of|Actual/ {
+        if (++n <= 6) print substr($0, 1, 200)
+      }' "$log")
+  done < <(head -n 12 "$list")
+}
+
 # suite NAME DIR CMAKE_ARGS...: configure, build and test one build tree.
 suite() {
   local name=$1 dir=$2 t0=$SECONDS rc=0
@@ -81,6 +103,7 @@ suite() {
     failures+=("$name: ctest printed no summary"); failed=$((failed + 1))
   elif ((rc != 0)); then
     failures+=("$name: ctest")
+    record_failed_tests "$name" "$dir"
   fi
   times+=("$name: $((SECONDS - t0)) s")
 }
@@ -101,21 +124,24 @@ if [[ "${SQLLOCK_TEST_ASAN:-1}" != 0 ]]; then
     LSAN_OPTIONS=suppressions=$(pwd -P)/scripts/lsan.supp:print_suppressions=0
     export LSAN_OPTIONS
   fi
-  # The fault runs (tests/fault) are shorter here: the sanitizers check the same code paths, and
-  # the full-length runs already ran in the default build. The benchmarks are left out (their
-  # smoke test ran in the default build).
+  # The fault runs (tests/fault) are shorter here (10 s: about three faults and the restarts
+  # each): the sanitizers check the code paths that faults take, and the full-length runs
+  # already ran in the default build. The benchmarks are left out (their smoke test ran in the
+  # default build), and so are the examples (label examples): their library code runs here in
+  # the lock kinds' tests, and the example programs themselves are built here with -Werror.
   # The HA setups (label ha: the pg_auto_failover and Galera fault runs, galera_test) run in the
   # default suite only: the same client code runs here against the standalone servers and
   # PgBouncer, and each cluster start costs 20-50 s. So do the negative controls (fault.control.*):
   # they check the checkers, which are the same code in both builds, with deliberately unsafe
   # peers that are not sqllock's code; and the consumer and config tests, which check how
   # sqllock is built, installed and packaged, not its code. And the lock kinds' tests (the classes
-  # named *Test and *Contract) on the targets soci_postgresql and soci_mysql: the SOCI driver runs
-  # under the sanitizers in DriverConformance on every backend and in every kind test on
-  # soci_sqlite, and the lock code above the driver in every kind test on the other three targets;
-  # those two targets add a third of this suite's time and no code of sqllock's not covered here.
-  SQLLOCK_FAULT_SECONDS=${SQLLOCK_ASAN_FAULT_SECONDS:-20} \
-    SUITE_CTEST_ARGS="-LE ^(ha|consumer|config)$ -E ^fault[.]control[.]|(Test|Contract)[.][^/]*/.*soci_(postgresql|mysql)(_polling)?$" \
+  # named *Test and *Contract) on the targets soci_postgresql, soci_mysql and pgbouncer_soci: the
+  # SOCI driver runs under the sanitizers in DriverConformance on every backend and in every kind
+  # test on soci_sqlite, and the lock code above the driver in every kind test on the other
+  # targets (pgbouncer_pqxx among them: the pooler's unnamed statements and refusals); those
+  # three targets add a third of this suite's time and no code of sqllock's not covered here.
+  SQLLOCK_FAULT_SECONDS=${SQLLOCK_ASAN_FAULT_SECONDS:-10} \
+    SUITE_CTEST_ARGS="-LE ^(ha|consumer|config|examples)$ -E ^fault[.]control[.]|(Test|Contract)[.][^/]*/.*(soci_(postgresql|mysql)(_polling)?|pgbouncer_soci)$" \
     suite sanitizers "$asan_build" -DSQLLOCK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DSQLLOCK_BUILD_BENCH=OFF
   unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
 fi
@@ -166,6 +192,7 @@ fi
 step "summary"
 printf '%s\n' "${times[@]}"
 if ((${#failures[@]})); then
+  ((${#failed_details[@]} == 0)) || printf '%s\n' "${failed_details[@]}"
   printf 'FAILED: %s\n' "${failures[@]}"
 fi
 echo "total: $passed passed, $failed failed, $skipped skipped"
