@@ -61,7 +61,7 @@ count() {
 # only the end of the output, so the summary must name what failed.
 failed_details=()
 record_failed_tests() {
-  local name=$1 dir=$2 test
+  local name=$1 dir=$2 test line
   local list=$dir/Testing/Temporary/LastTestsFailed.log log=$dir/Testing/Temporary/LastTest.log
   [[ -f "$list" ]] || return 0
   while IFS= read -r test; do
@@ -71,8 +71,12 @@ record_failed_tests() {
       failed_details+=("    $line")
     done < <(awk -v t="$test" '
       $0 ~ /^[0-9]+\/[0-9]+ Testing: / { inside = (substr($0, index($0, ": ") + 2) == t); next }
-      inside && /Failure|FAILED|[Ee]rror|violation|Timeout|Expected|Which is|Value of|Actual/ {
-        if (++n <= 6) print substr($0, 1, 200)
+      !inside { next }
+      /^<end of output>$/ { if (n == 0) for (i = k - 3; i < k; ++i) if (i >= 0) print last[i % 3]; inside = 0; next }
+      { last[k++ % 3] = substr($0, 1, 200) }
+      /^ *metric / || /^ *violations .* = 0$/ { next }
+      /Failure|FAILED|[Ee]rror|violation|example |Timeout|Expected|Which is|Value of|Actual/ {
+        if (++n <= 8) print substr($0, 1, 200)
       }' "$log")
   done < <(head -n 12 "$list")
 }
