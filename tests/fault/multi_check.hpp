@@ -13,8 +13,9 @@
 //                  a worker entered (M) with a name whose (name, fence) the log does not show
 //                  granted to that attempt, or with other than K distinct names
 // Metrics: multi-sets-entered (M lines), multi-server-sets (owner tokens of attempts in the log),
-// multi-server-set-grants, multi-server-sets-expired-when-granted (the attempts left out above). Overlap per name is the common checkers' (server-overlap,
-// client-overlap, fence-order, stale-write … per name), which run on multi runs as on table runs.
+// multi-server-set-grants, multi-server-sets-expired-when-granted (the attempts left out above).
+// Overlap per name is the common checkers' (server-overlap, client-overlap, fence-order,
+// stale-write … per name), which run on multi runs as on table runs.
 #pragma once
 
 #include "fault/checker.hpp"
