@@ -255,19 +255,28 @@ class queue_checker {
       if (e.type != 'A') calls[e.resource].push_back({e.pid, {called, e.mono}});
       if (e.type == 'T') excuses[e.resource].push_back({e.mono, e.mono + lease, "acquire error"});
     }
-    // Whether `pid` had a place of `res` in the queue, or a call or hold of it, at `t`.
-    const auto involved = [&](const std::string& res, pid_t pid, std::int64_t t) {
+    // Whether `pid` had a place of `res` in the queue, or a call or hold of it, at some instant of
+    // [from, to]. A place that enters the queue while its process is stopped or dead was sent
+    // before: the server finishes a statement whatever became of its client, so a worker killed
+    // with an enqueue in flight leaves a place that no event of its history announces.
+    const auto involved = [&](const std::string& res, pid_t pid, std::int64_t from, std::int64_t to) {
       for (const auto* q : places_[res])
-        if (q->pid == pid && mono_of_db(q->logged_us) <= t && t < mono_of_db(q->end_us())) return true;
+        if (q->pid == pid && mono_of_db(q->logged_us) <= to && from < mono_of_db(q->end_us())) return true;
       for (const auto& [p, s] : calls[res])
-        if (p == pid && s.first <= t && t < s.second) return true;
+        if (p == pid && s.first <= to && from < s.second) return true;
       return false;
     };
     for (const auto& [res, waits] : awaited) {
       auto& ex = excuses[res];
       for (const auto& f : ev_.faults) {
         const bool pause = f.kind.rfind("pause", 0) == 0;
-        if (f.pid != 0 && !(pause && shared_counter) && !involved(res, f.pid, f.start)) continue;
+        // The fault's process does not run from the fault's start until its end (pauses), or ever
+        // again (a kill); a session kill stops only the statements of that session.
+        std::int64_t to = f.end;
+        if (f.pid != 0)
+          for (const auto& d : down(f.pid))
+            if (d.first <= f.start && f.start < d.second) to = std::max(to, d.second);
+        if (f.pid != 0 && !(pause && shared_counter) && !involved(res, f.pid, f.start, to)) continue;
         ex.push_back({f.start, std::max(f.start + lease, f.end), f.kind});
       }
       std::sort(ex.begin(), ex.end(), [](const excuse& a, const excuse& b) { return a.at < b.at; });
@@ -303,6 +312,15 @@ class queue_checker {
                                        why + " (t=" + std::to_string((base - t0()) / kMs) + "ms)");
       }
     }
+    std::int64_t sent_before_down = 0;  // places that entered the queue while their process was stopped or dead
+    for (const auto& [res, qs] : places_)
+      for (const auto* q : qs)
+        for (const auto& d : down(q->pid))
+          if (d.first <= mono_of_db(q->logged_us) && mono_of_db(q->logged_us) < d.second) {
+            ++sent_before_down;
+            break;
+          }
+    metric("queue-places-logged-while-down", sent_before_down);
     metric("queue-stall-windows", windows);
     metric("queue-free-awaited-max-ms", longest / kMs);
     metric("queue-handoff-max-ms", handoff / kMs);

@@ -26,18 +26,23 @@
 //   queue-stall     the name was free — no worker thread of a running process between its grant (A)
 //                   and the return of its release (X) — while some waiter was in an acquire call
 //                   of it, without a break, for longer than `slack` (1 s, stretched in sanitizer
-//                   builds) past the latest *excuse*: the start of that free stretch; a server
-//                   fault's end; and, for each fault on a process that had a place of the name in
-//                   the queue or a call or hold of it (PostgreSQL) — on MySQL/MariaDB and SQLite,
-//                   whose enqueues share one ticket counter or one writer, any pause — and for a
-//                   server fault, the later of its start + L (the most a place it left behind can
-//                   block: its lease, as renewed before the fault) and its end; and each failed
-//                   call or release of the name (T, or X other than ok) + L: a place given up with
-//                   an error may run out with its lease. Paused and killed processes neither hold
-//                   nor wait.
+//                   builds) past the latest *excuse*. Excuses: the start of that free stretch; a
+//                   server fault's end; for a server fault, also the later of its start + L (the
+//                   most a place it left behind can block: its lease, as renewed before the fault)
+//                   and its end; each failed call or release of the name (T, or X other than ok)
+//                   + L, as a place given up with an error may run out with its lease; and the
+//                   later of start + L and end of each fault on a process involved with the name.
+//                   Involved: on MySQL/MariaDB and SQLite, whose enqueues share one ticket counter
+//                   or one writer, any paused process; on PostgreSQL (and for kills everywhere), a
+//                   process that had a place of the name in the queue, or a call or hold of it, at
+//                   some instant from the fault's start until it ran again (after a kill: never) —
+//                   an enqueue in flight at a kill still commits, a place that no event of the dead
+//                   process announces (metric queue-places-logged-while-down). Paused and killed
+//                   processes neither hold nor wait.
 // Metrics: queue-places, queue-places-left-unheld, queue-holds-write / -read,
 // queue-holds-stale-at-first-read, write-overlap-max-us, queue-stall-windows,
 // queue-free-awaited-max-ms, queue-handoff-max-ms (the longest free wait past its excuse),
+// queue-places-logged-while-down,
 // queue-stall-bound-ms, reads-torn (u changed between a read hold's first and last read).
 #pragma once
 
