@@ -6,7 +6,6 @@
 #
 #   scripts/fuzz.sh                 each target for SQLLOCK_FUZZ_SECONDS (default 20)
 #   scripts/fuzz.sh uri names       only those targets
-#   scripts/fuzz.sh --build-only    only build them (scripts/test.sh builds ahead while tests run)
 #
 # SQLLOCK_FUZZ_BUILD_DIR: build directory (default build-fuzz). The seed corpora in
 # fuzz/corpus/<target>/ are read, never written: what a run discovers goes to a temporary copy.
@@ -16,11 +15,6 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 seconds=${SQLLOCK_FUZZ_SECONDS:-20}
 build=${SQLLOCK_FUZZ_BUILD_DIR:-build-fuzz}
-build_only=0
-if [[ "${1:-}" == --build-only ]]; then
-  build_only=1
-  shift
-fi
 targets=("$@")
 ((${#targets[@]})) || targets=(uri duration names)
 compiler=$(command -v clang++-14 || command -v clang++ || true)
@@ -37,7 +31,6 @@ if ! { cmake -S fuzz -B "$build" -DCMAKE_CXX_COMPILER="$compiler" && cmake --bui
   echo "fuzz.sh: building the fuzz targets failed" >&2
   exit 1
 fi
-((build_only == 0)) || exit 0
 mkdir -p "$build/crashes"
 failed=()
 for t in "${targets[@]}"; do

@@ -19,8 +19,6 @@
 # use of sqllock), compose.config (checks docker-compose.yml) and the examples; both runs
 # include the man-page checks.
 # Step 4 also builds the Debian packages and installs them into a clean Debian root.
-# Steps 3-5 build their trees ahead, in the background at idle CPU priority, while the tests of
-# steps 2 and 3 run (SQLLOCK_TEST_PREBUILD=0 turns that off; see start_prebuilds).
 # -Werror is never a default for users (SQLLOCK_WERROR=OFF); this script turns it on.
 # CTEST_PARALLEL_LEVEL=N (default 4) sets how many tests run at once. The fault runs take
 # SQLLOCK_FAULT_SECONDS each (default here 30; 10 in the sanitizer suite; tests/fault/run-long.sh
@@ -30,24 +28,15 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 build=${SQLLOCK_BUILD_DIR:-build}
-# The later trees (asan_build, the build types) and how each is configured and built.
-# shellcheck source=scripts/lib/test-trees.sh
-. scripts/lib/test-trees.sh
+asan_build=${SQLLOCK_ASAN_BUILD_DIR:-build-asan}
+jobs=$(nproc)
 export SQLLOCK_TEST_REQUIRE_SERVERS=1
 
 # Server templates (initialised data directories the private servers start from; see
 # test-servers.sh) live for this run only, so nothing is left behind.
 export SQLLOCK_TEST_TEMPLATE_ROOT
 SQLLOCK_TEST_TEMPLATE_ROOT=$(mktemp -d "${TMPDIR:-/tmp}/sqllock-templates.XXXXXX")
-prebuild_state=$(mktemp -d "${TMPDIR:-/tmp}/sqllock-prebuild.XXXXXX")
-prebuild_pid=
-cleanup() {
-  # The builds ahead (below) are a session of their own: stop it if the run ends first.
-  if [[ -s "$prebuild_state/pid" ]]; then kill -- -"$(cat "$prebuild_state/pid")" 2>/dev/null || true; fi
-  rm -rf "$SQLLOCK_TEST_TEMPLATE_ROOT" "$prebuild_state"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'rm -rf "$SQLLOCK_TEST_TEMPLATE_ROOT"' EXIT
 
 failures=()
 passed=0 failed=0 skipped=0
@@ -92,46 +81,18 @@ record_failed_tests() {
   done < <(head -n 12 "$list")
 }
 
-# ---- building ahead. Once the default tree is built, scripts/lib/build-ahead.sh configures and
-# builds the later trees (sanitizers, the other build types, the fuzz targets) in the background
-# while the tests run, on CPU time the tests leave idle (most of them wait on servers, timers and
-# child processes: the default suite keeps the two cores about 60% busy). Each later step still
-# runs its own configure and build, in the foreground as before, once the build ahead of its tree
-# has ended: they find the tree up to date, or finish it and report any error themselves; so a
-# build ahead that fails costs nothing but idle time. SQLLOCK_TEST_PREBUILD=0 turns it off.
-start_prebuilds() {
-  [[ "${SQLLOCK_TEST_PREBUILD:-1}" != 0 ]] || return 0
-  # setsid --wait: whether or not setsid must fork, $! lives as long as the builds ahead.
-  setsid --wait ./scripts/lib/build-ahead.sh "$prebuild_state" </dev/null >"$prebuild_state/out" 2>&1 &
-  prebuild_pid=$!
-}
-
-# wait_prebuilt NAME: waits until the build ahead of NAME (a tree's directory, or fuzz) has ended,
-# or the builds ahead have.
-wait_prebuilt() {
-  [[ -n "$prebuild_pid" ]] || return 0
-  local t0=$SECONDS mark
-  mark=$(prebuild_mark "$prebuild_state" "$1")
-  while [[ ! -f "$mark.done" ]] && kill -0 "$prebuild_pid" 2>/dev/null; do sleep 2; done
-  if [[ -f "$mark.done" ]]; then
-    echo "built ahead in the background: $1 ($(cat "$mark.done"); waited $((SECONDS - t0)) s for it)"
-  fi
-}
-
 # suite NAME DIR CMAKE_ARGS...: configure, build and test one build tree.
 suite() {
   local name=$1 dir=$2 t0=$SECONDS rc=0
   shift 2
-  wait_prebuilt "$dir"
   step "$name: configure ($dir)"
-  if ! cmake -S . -B "$dir" "${suite_args[@]}" "$@"; then
+  if ! cmake -S . -B "$dir" -DSQLLOCK_BUILD_TESTS=ON -DSQLLOCK_WERROR=ON "$@"; then
     failures+=("$name: configure"); failed=$((failed + 1)); return
   fi
   step "$name: build (-j$jobs)"
   if ! cmake --build "$dir" -j "$jobs"; then
     failures+=("$name: build"); failed=$((failed + 1)); return
   fi
-  [[ "$name" != default ]] || start_prebuilds
   step "$name: ctest"
   # Most tests wait on servers, timers or child processes, not the CPU (a Release run at three at
   # a time kept the two cores 28% busy): run four at a time.
@@ -158,7 +119,15 @@ step "install dependencies"
 SQLLOCK_FAULT_SECONDS=${SQLLOCK_FAULT_SECONDS:-30} suite default "$build" -DCMAKE_BUILD_TYPE=Release
 
 if [[ "${SQLLOCK_TEST_ASAN:-1}" != 0 ]]; then
-  sanitizer_env
+  # Leak checking on; a program stops at the first error of either sanitizer. Debug: the sanitizers
+  # check the same either way and an unoptimised build compiles faster. scripts/lsan.supp lists
+  # leaks inside Debian's client libraries (with reasons), never sqllock's.
+  export ASAN_OPTIONS=detect_leaks=1:check_initialization_order=1:detect_stack_use_after_return=1
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  if [[ -f scripts/lsan.supp ]]; then
+    LSAN_OPTIONS=suppressions=$(pwd -P)/scripts/lsan.supp:print_suppressions=0
+    export LSAN_OPTIONS
+  fi
   # The fault runs (tests/fault) are shorter here (10 s: about three faults and the restarts
   # each): the sanitizers check the code paths that faults take, and the full-length runs
   # already ran in the default build. The benchmarks are left out (their smoke test ran in the
@@ -177,24 +146,26 @@ if [[ "${SQLLOCK_TEST_ASAN:-1}" != 0 ]]; then
   # three targets add a third of this suite's time and no code of sqllock's not covered here.
   SQLLOCK_FAULT_SECONDS=${SQLLOCK_ASAN_FAULT_SECONDS:-10} \
     SUITE_CTEST_ARGS="-LE ^(ha|consumer|config|examples)$ -E ^fault[.]control[.]|(Test|Contract)[.][^/]*/.*(soci_(postgresql|mysql)(_polling)?|pgbouncer_soci)$" \
-    suite sanitizers "$asan_build" "${asan_args[@]}"
+    suite sanitizers "$asan_build" -DSQLLOCK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DSQLLOCK_BUILD_BENCH=OFF
   unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
 fi
 
 # ---- the other build types: build only (the tests ran in Release and, with sanitizers, Debug,
 # both with -Werror; plain Debug sets no flag of its own that the sanitizer build lacks).
-# The Debian packages are made from the RelWithDebInfo tree and installed into a clean Debian
-# root (scripts/check-packages.sh; SQLLOCK_TEST_PACKAGES=0 leaves that out).
+# The RelWithDebInfo tree installs into /usr, so the Debian packages are made from it and
+# installed into a clean Debian root (scripts/check-packages.sh; SQLLOCK_TEST_PACKAGES=0 leaves
+# that out).
 if [[ "${SQLLOCK_TEST_BUILD_TYPES:-1}" != 0 ]]; then
-  for type in "${build_types[@]}"; do
-    dir=$(type_dir "$type")
-    wait_prebuilt "$dir"
+  for type in RelWithDebInfo MinSizeRel; do
     step "build type $type: library, programs and examples with -Werror"
     t0=$SECONDS
-    type_args "$type"
-    if cmake_build "$dir" "${targs[@]}"; then
+    dir=build-$(tr '[:upper:]' '[:lower:]' <<<"$type")
+    prefix=()
+    [[ "$type" == RelWithDebInfo ]] && prefix=(-DCMAKE_INSTALL_PREFIX=/usr)
+    if cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE="$type" "${prefix[@]}" -DSQLLOCK_WERROR=ON \
+      -DSQLLOCK_BUILD_TESTS=OFF -DSQLLOCK_BUILD_BENCH=OFF && cmake --build "$dir" -j "$jobs"; then
       passed=$((passed + 1))
-      if [[ "$type" == RelWithDebInfo && "${SQLLOCK_TEST_PACKAGES:-1}" != 0 ]]; then
+      if ((${#prefix[@]})) && [[ "${SQLLOCK_TEST_PACKAGES:-1}" != 0 ]]; then
         step "Debian packages from $dir: scripts/check-packages.sh"
         if ./scripts/check-packages.sh "$dir" "$dir/package-check"; then
           passed=$((passed + 1))
@@ -212,7 +183,6 @@ fi
 # ---- fuzzing (issue 7): the libFuzzer targets of fuzz/ briefly (scripts/fuzz.sh: 3 targets ×
 # SQLLOCK_FUZZ_SECONDS, default 20 s; SQLLOCK_TEST_FUZZ=0 leaves this out).
 if [[ "${SQLLOCK_TEST_FUZZ:-1}" != 0 ]]; then
-  wait_prebuilt fuzz
   step "fuzz: scripts/fuzz.sh"
   t0=$SECONDS
   if ./scripts/fuzz.sh; then
