@@ -353,10 +353,19 @@ clean_dir() {
     # flushes every changed page: after the default suite it took 19-30 s, and past the fixture's
     # time-out while a build wrote to the same disk. PostgreSQL stops without a checkpoint (and
     # frees its shared memory); MariaDB, which keeps nothing outside its directory, is killed.
-    [[ -n "$PGBOUNCER" ]] && pgb_halt fast
-    [[ -n "$PG_BIN" ]] && pg_halt immediate
-    [[ -n "$MARIADBD" ]] && my_halt kill
-    [[ "$BASE" != "$DIR" && "$BASE" == /tmp/sqllock-test.* ]] && rm -rf "$BASE"
+    # Each step says how long it took, so that a slow stop (a fixture time-out) shows where.
+    local t
+    t=$(now_ms)
+    if [[ -n "$PGBOUNCER" ]]; then pgb_halt fast; say "PgBouncer stopped in $(secs $(($(now_ms) - t))) s"; fi
+    t=$(now_ms)
+    if [[ -n "$PG_BIN" ]]; then pg_halt immediate; say "PostgreSQL stopped in $(secs $(($(now_ms) - t))) s"; fi
+    t=$(now_ms)
+    if [[ -n "$MARIADBD" ]]; then my_halt kill; say "MariaDB stopped in $(secs $(($(now_ms) - t))) s"; fi
+    t=$(now_ms)
+    if [[ "$BASE" != "$DIR" && "$BASE" == /tmp/sqllock-test.* ]]; then
+      rm -rf "$BASE"
+      say "removed $BASE in $(secs $(($(now_ms) - t))) s"
+    fi
   fi
   if [[ -f "$DIR/$marker" ]]; then
     find "$DIR" -mindepth 1 -delete
