@@ -228,6 +228,14 @@ class queue_checker {
     return merged(out);
   }
 
+  // When `pid`, not running at `t` (paused, or dead), ran again (kNever after a kill); 0 when it
+  // was running at `t`.
+  std::int64_t down_until(pid_t pid, std::int64_t t) const {
+    for (const auto& d : down(pid))
+      if (d.first <= t && t < d.second) return d.second;
+    return 0;
+  }
+
   void queue_stall() {
     const std::int64_t slack = ev_.queue_stall_slack_ms * kMs;
     const std::int64_t lease = ev_.cfg.lease.count() * kMs;
@@ -272,10 +280,7 @@ class queue_checker {
         const bool pause = f.kind.rfind("pause", 0) == 0;
         // The fault's process does not run from the fault's start until its end (pauses), or ever
         // again (a kill); a session kill stops only the statements of that session.
-        std::int64_t to = f.end;
-        if (f.pid != 0)
-          for (const auto& d : down(f.pid))
-            if (d.first <= f.start && f.start < d.second) to = std::max(to, d.second);
+        const std::int64_t to = f.pid != 0 ? std::max(f.end, down_until(f.pid, f.start)) : f.end;
         if (f.pid != 0 && !(pause && shared_counter) && !involved(res, f.pid, f.start, to)) continue;
         ex.push_back({f.start, std::max(f.start + lease, f.end), f.kind});
       }
@@ -315,11 +320,7 @@ class queue_checker {
     std::int64_t sent_before_down = 0;  // places that entered the queue while their process was stopped or dead
     for (const auto& [res, qs] : places_)
       for (const auto* q : qs)
-        for (const auto& d : down(q->pid))
-          if (d.first <= mono_of_db(q->logged_us) && mono_of_db(q->logged_us) < d.second) {
-            ++sent_before_down;
-            break;
-          }
+        if (down_until(q->pid, mono_of_db(q->logged_us))) ++sent_before_down;
     metric("queue-places-logged-while-down", sent_before_down);
     metric("queue-stall-windows", windows);
     metric("queue-free-awaited-max-ms", longest / kMs);
