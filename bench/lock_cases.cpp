@@ -34,7 +34,7 @@ void cycles(benchmark::State& state, const lock_kind& kind, dialect_kind d, int 
   std::vector<std::unique_ptr<locker>> lockers;
   for (int t = 0; t < threads; ++t)
     lockers.push_back(kind.make(db, one_name ? std::string("bench-readers") : "bench-cycle-" + std::to_string(t), ""));
-  report(state, run_cycles(threads, phase_seconds(), [&](int t) { lockers[static_cast<std::size_t>(t)]->run_locked([] {}); }));
+  run_and_report(state, threads, [&](int t) { lockers[static_cast<std::size_t>(t)]->run_locked([] {}); });
 }
 
 // The lock is already held once by the same owner; a cycle adds and removes a second level.
@@ -42,7 +42,7 @@ void reentrant(benchmark::State& state, const lock_kind& kind, dialect_kind d) {
   const database db = open_target(d);
   const auto lk = kind.make(db, "bench-reentrant", "bench-owner");
   lk->hold();
-  report(state, run_cycles(1, phase_seconds(), [&](int) { lk->run_locked([] {}); }));
+  run_and_report(state, 1, [&](int) { lk->run_locked([] {}); });
   lk->give_back();
 }
 

@@ -85,13 +85,13 @@ std::vector<std::unique_ptr<redis_client>> connect(int threads) {
 
 void cycles(benchmark::State& state, int threads) {
   auto clients = connect(threads);
-  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+  run_and_report(state, threads, [&](int t) {
     auto& c = *clients[static_cast<std::size_t>(t)];
     const std::string key = "lock:bench-cycle-" + std::to_string(t);
     const std::string token = "owner-" + std::to_string(t);
     if (c.call({"SET", key, token, "NX", "PX", "30000"}) != "+OK") throw std::runtime_error("redis SET NX refused");
     if (c.call({"EVAL", kRelease, "1", key, token}) != ":1") throw std::runtime_error("redis release failed");
-  }));
+  });
 }
 
 // KEYS[1] the free-permit counter, ARGV[1] how many to take: 1 when taken, 0 when too few are free.
@@ -107,13 +107,13 @@ void semaphore_cycles(benchmark::State& state, int threads) {
   auto clients = connect(threads);
   for (int t = 0; t < threads; ++t)
     clients[static_cast<std::size_t>(t)]->call({"SET", "semaphore:bench-" + std::to_string(t), "4"});
-  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+  run_and_report(state, threads, [&](int t) {
     auto& c = *clients[static_cast<std::size_t>(t)];
     const std::string key = "semaphore:bench-" + std::to_string(t);
     const std::string channel = "semaphore-channel:bench-" + std::to_string(t);
     if (c.call({"EVAL", kSemaphoreAcquire, "1", key, "1"}) != ":1") throw std::runtime_error("redis semaphore refused");
     c.call({"EVAL", kSemaphoreRelease, "2", key, channel, "1"});
-  }));
+  });
 }
 
 [[maybe_unused]] const bool registered = [] {

@@ -31,11 +31,11 @@ void latch_count_downs(benchmark::State& state, dialect_kind dialect, int thread
     latches.emplace_back(db, prefix + std::to_string(t));
   }
   std::vector<std::int64_t> calls(static_cast<std::size_t>(threads));
-  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+  run_and_report(state, threads, [&](int t) {
     const auto i = static_cast<std::size_t>(t);
     const auto r = participant ? latches[i].count_down("p" + std::to_string(++calls[i])) : latches[i].count_down();
     if (!r.counted) throw std::runtime_error("latch count-down did not count");
-  }));
+  });
 }
 
 // One multi_lock of `names` names, or (sequential) that many table_locks taken one after another;

@@ -87,7 +87,7 @@ std::vector<thread_state> connect(int threads, const std::vector<std::string>& s
 void table_cycles(benchmark::State& state, int threads) {
   const auto& sql = table_sql(d::mysql);
   auto ts = connect(threads, {sql.acquire, sql.acquire_readback, sql.release_delete});
-  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+  run_and_report(state, threads, [&](int t) {
     auto& st = ts[static_cast<std::size_t>(t)].st;
     const std::string resource = "raw-cycle-" + std::to_string(t);
     const std::string owner = owner_of(t);
@@ -95,34 +95,34 @@ void table_cycles(benchmark::State& state, int threads) {
     const auto back = st[1].query({resource, owner});
     if (!back->next()) throw std::runtime_error("raw read-back found no row");
     st[2].update({resource, owner, static_cast<std::int64_t>(back->getInt64(2))});
-  }));
+  });
 }
 
 void named_cycles(benchmark::State& state, int threads) {
   const auto& sql = detail::named_lock_statements(d::mysql);
   auto ts = connect(threads, {sql.get_lock, sql.release_lock});
-  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+  run_and_report(state, threads, [&](int t) {
     auto& st = ts[static_cast<std::size_t>(t)].st;
     // As long as sqllock's names: 'sqllock:' + 56 hex digits.
     const std::string name = "sqllock:raw-cycle-" + std::string(46 - std::to_string(t).size(), '0') + std::to_string(t);
     const auto got = st[0].query({name, std::string("0")});
     if (!got->next() || got->getInt(1) != 1) throw std::runtime_error("raw GET_LOCK refused");
     st[1].query({name});
-  }));
+  });
 }
 
 void row_cycles(benchmark::State& state, int threads) {
   const auto& sql = row_sql(d::mysql);
   auto ts = connect(threads, {sql.probe, sql.lock, sql.ensure});
   for (std::size_t t = 0; t < ts.size(); ++t) ts[t].st[2].update({"raw-cycle-" + std::to_string(t)});
-  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+  run_and_report(state, threads, [&](int t) {
     auto& s = ts[static_cast<std::size_t>(t)];
     const std::vector<detail::value> key{"raw-cycle-" + std::to_string(t)};
     s.client->direct->execute("START TRANSACTION");
     s.st[0].query(key);
     if (!s.st[1].query(key)->next()) throw std::runtime_error("raw row lock found no row");
     s.client->direct->execute("COMMIT");
-  }));
+  });
 }
 
 // A semaphore of 4 permits per thread (no contention), as sqllock.semaphore.mariadb.cycle_t<n>:
@@ -132,7 +132,7 @@ void semaphore_cycles(benchmark::State& state, int threads) {
   const auto& sql = permit_sql_of(d::mysql);
   auto ts = connect(threads, {sql.busy_slots, sql.acquire, sql.acquire_readback, sql.release});
   constexpr std::int64_t kPermits = 4;
-  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+  run_and_report(state, threads, [&](int t) {
     auto& st = ts[static_cast<std::size_t>(t)].st;
     const std::string resource = "raw-semaphore-" + std::to_string(t);
     const std::string owner = owner_of(t);
@@ -150,7 +150,7 @@ void semaphore_cycles(benchmark::State& state, int threads) {
     if (!back->next()) throw std::runtime_error("raw permit read-back found no row");
     if (st[3].update({resource, owner, static_cast<std::int64_t>(back->getInt64(1))}) == 0)
       throw std::runtime_error("raw permit release found no permit");
-  }));
+  });
 }
 
 // One write level of a fair or read-write lock per thread (no contention), as
@@ -160,7 +160,7 @@ void queue_cycles(benchmark::State& state, int threads, char queue_kind) {
   const auto& sql = queue_sql_of(d::mysql);
   auto ts = connect(threads, {sql.enqueue, sql.enqueue_readback, sql.check, sql.check_read, sql.release});
   const std::string kind(1, queue_kind);
-  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+  run_and_report(state, threads, [&](int t) {
     auto& st = ts[static_cast<std::size_t>(t)].st;
     const std::string resource = "raw-queue-" + std::to_string(t);
     const std::string owner = owner_of(t);
@@ -175,7 +175,7 @@ void queue_cycles(benchmark::State& state, int threads, char queue_kind) {
       throw std::runtime_error("raw queue check found the entry not at its turn");
     if (st[4].update({resource, kind, ticket, owner, std::int64_t{1}}) != 1)
       throw std::runtime_error("raw queue release found no entry");
-  }));
+  });
 }
 
 // Count-downs of one latch per thread (armed with the largest count, so it never opens), with
@@ -188,7 +188,7 @@ void latch_count_downs(benchmark::State& state, int threads, bool participant) {
   const std::string prefix = std::string(participant ? "raw-latch-p-" : "raw-latch-") + std::to_string(threads) + "-";
   for (int t = 0; t < threads; ++t) arm_latch(db, prefix + std::to_string(t));
   std::vector<std::int64_t> calls(static_cast<std::size_t>(threads));
-  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+  run_and_report(state, threads, [&](int t) {
     auto& s = ts[static_cast<std::size_t>(t)];
     const std::string resource = prefix + std::to_string(t);
     if (!participant) {
@@ -205,7 +205,7 @@ void latch_count_downs(benchmark::State& state, int threads, bool participant) {
     if (s.st[1].update({resource, generation, who}) == 0) throw std::runtime_error("raw latch arrival not new");
     s.st[2].update({resource, generation});
     s.client->direct->execute(sql.commit);
-  }));
+  });
 }
 
 [[maybe_unused]] const bool registered = [] {

@@ -47,14 +47,14 @@ void table_cycles(benchmark::State& state, int threads) {
     c->conn.prepare("acquire", sql.acquire);
     c->conn.prepare("release", sql.release_delete);
   }
-  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+  run_and_report(state, threads, [&](int t) {
     auto& c = *clients[static_cast<std::size_t>(t)];
     const std::string resource = "raw-cycle-" + std::to_string(t);
     pqxx::nontransaction tx(c.conn);
     const auto r = c.run(tx, "acquire", acquire_params(resource, t));
     if (r.empty()) throw std::runtime_error("raw acquire refused");
     c.run(tx, "release", {resource, owner_of(t), r[0][1].as<std::int64_t>(), sql.wakeup_channel});
-  }));
+  });
 }
 
 void advisory_cycles(benchmark::State& state, int threads) {
@@ -64,7 +64,7 @@ void advisory_cycles(benchmark::State& state, int threads) {
     c->conn.prepare("try_lock", sql.try_lock[0][0]);
     c->conn.prepare("unlock", sql.unlock[0][0]);
   }
-  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+  run_and_report(state, threads, [&](int t) {
     auto& c = *clients[static_cast<std::size_t>(t)];
     const std::int64_t key = advisory_key::from_name("raw-cycle-" + std::to_string(t)).value();
     // The statements' second parameter is the connection's server-session tag
@@ -74,7 +74,7 @@ void advisory_cycles(benchmark::State& state, int threads) {
     if (c.run(tx, "try_lock", {key, tag})[0][0].as<std::string>() != "true")
       throw std::runtime_error("raw advisory lock refused");
     c.run(tx, "unlock", {key, tag});
-  }));
+  });
 }
 
 void row_cycles(benchmark::State& state, int threads) {
@@ -88,14 +88,14 @@ void row_cycles(benchmark::State& state, int threads) {
     pqxx::nontransaction tx(c.conn);
     c.run(tx, "ensure", {"raw-cycle-" + std::to_string(t)});
   }
-  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+  run_and_report(state, threads, [&](int t) {
     auto& c = *clients[static_cast<std::size_t>(t)];
     const std::vector<detail::value> key{"raw-cycle-" + std::to_string(t)};
     pqxx::work tx(c.conn);  // BEGIN … COMMIT
     c.run(tx, "probe", key);
     if (c.run(tx, "lock", key).empty()) throw std::runtime_error("raw row lock found no row");
     tx.commit();
-  }));
+  });
 }
 
 // A semaphore of 4 permits per thread (no contention), as sqllock.semaphore.pg.cycle_t<n>.
@@ -107,7 +107,7 @@ void semaphore_cycles(benchmark::State& state, int threads) {
     c->conn.prepare("acquire", sql.acquire);
     c->conn.prepare("release", sql.release);
   }
-  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+  run_and_report(state, threads, [&](int t) {
     auto& c = *clients[static_cast<std::size_t>(t)];
     const std::string resource = "raw-semaphore-" + std::to_string(t);
     pqxx::nontransaction tx(c.conn);
@@ -115,7 +115,7 @@ void semaphore_cycles(benchmark::State& state, int threads) {
     if (r.empty() || r[0][1].is_null()) throw std::runtime_error("raw permit acquire refused");
     if (c.run(tx, "release", {resource, owner_of(t), r[0][1].as<std::int64_t>(), channel}).empty())
       throw std::runtime_error("raw permit release found no permit");
-  }));
+  });
 }
 
 // One write level of a fair or read-write lock per thread (no contention), as
@@ -131,7 +131,7 @@ void queue_cycles(benchmark::State& state, int threads, char queue_kind) {
     c->conn.prepare("release", sql.release);
   }
   const std::string kind(1, queue_kind);
-  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+  run_and_report(state, threads, [&](int t) {
     auto& c = *clients[static_cast<std::size_t>(t)];
     const std::string resource = "raw-queue-" + std::to_string(t);
     const std::string owner = owner_of(t);
@@ -144,7 +144,7 @@ void queue_cycles(benchmark::State& state, int threads, char queue_kind) {
       throw std::runtime_error("raw queue check found the entry not at its turn");
     if (c.run(tx, "release", {resource, kind, ticket, owner, std::int64_t{1}, channel}).empty())
       throw std::runtime_error("raw queue release found no entry");
-  }));
+  });
 }
 
 // Count-downs of one latch per thread (armed with the largest count, so it never opens), with
@@ -158,7 +158,7 @@ void latch_count_downs(benchmark::State& state, int threads, bool participant) {
   for (int t = 0; t < threads; ++t) arm_latch(db, prefix + std::to_string(t));
   for (auto& c : clients) c->conn.prepare("count_down", participant ? sql.count_down_participant : sql.count_down);
   std::vector<std::int64_t> calls(static_cast<std::size_t>(threads));
-  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+  run_and_report(state, threads, [&](int t) {
     auto& c = *clients[static_cast<std::size_t>(t)];
     const std::string resource = prefix + std::to_string(t);
     pqxx::nontransaction tx(c.conn);
@@ -168,7 +168,7 @@ void latch_count_downs(benchmark::State& state, int threads, bool participant) {
                        : c.run(tx, "count_down", {resource, channel});
     if (r.empty() || (participant && r[0][2].as<int>() != 1))
       throw std::runtime_error("raw latch count-down did not count");
-  }));
+  });
 }
 
 [[maybe_unused]] const bool registered = [] {

@@ -85,12 +85,12 @@ void table_cycles(benchmark::State& state, int threads) {
   const auto path = detail::parse_uri(*target_uri(d::sqlite)).path;
   std::vector<std::unique_ptr<client>> clients;
   for (int t = 0; t < threads; ++t) clients.push_back(std::make_unique<client>(path));
-  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+  run_and_report(state, threads, [&](int t) {
     auto& c = *clients[static_cast<std::size_t>(t)];
     const std::string resource = "raw-cycle-" + std::to_string(t);
     if (!c.acquire->run(acquire_params(resource, t))) throw std::runtime_error("raw acquire refused");
     c.release->run({resource, owner_of(t), std::int64_t{c.fence}});
-  }));
+  });
 }
 
 // A semaphore of 4 permits per thread (no contention), as sqllock.semaphore.sqlite.cycle_t<n>.
@@ -119,7 +119,7 @@ void semaphore_cycles(benchmark::State& state, int threads) {
   const auto path = detail::parse_uri(*target_uri(d::sqlite)).path;
   std::vector<std::unique_ptr<permit_client>> clients;
   for (int t = 0; t < threads; ++t) clients.push_back(std::make_unique<permit_client>(path));
-  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+  run_and_report(state, threads, [&](int t) {
     auto& c = *clients[static_cast<std::size_t>(t)];
     const std::string resource = "raw-semaphore-" + std::to_string(t);
     if (c.busy_slots->run({resource})) throw std::runtime_error("raw permit acquire found a busy slot");
@@ -128,7 +128,7 @@ void semaphore_cycles(benchmark::State& state, int threads) {
       throw std::runtime_error("raw permit acquire refused");
     if (!c.release->run({resource, owner_of(t), std::int64_t{c.fence}}))
       throw std::runtime_error("raw permit release found no permit");
-  }));
+  });
 }
 
 // One write level of a fair or read-write lock per thread (no contention), as
@@ -159,7 +159,7 @@ void queue_cycles(benchmark::State& state, int threads, char queue_kind) {
   std::vector<std::unique_ptr<queue_client>> clients;
   for (int t = 0; t < threads; ++t) clients.push_back(std::make_unique<queue_client>(path));
   const std::string kind(1, queue_kind);
-  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+  run_and_report(state, threads, [&](int t) {
     auto& c = *clients[static_cast<std::size_t>(t)];
     const std::string resource = "raw-queue-" + std::to_string(t);
     const std::string owner = owner_of(t);
@@ -170,7 +170,7 @@ void queue_cycles(benchmark::State& state, int threads, char queue_kind) {
       throw std::runtime_error("raw queue check found the entry not at its turn");
     c.release->run({resource, kind, std::int64_t{c.ticket}, owner, std::int64_t{1}});
     if (c.release->affected() != 1) throw std::runtime_error("raw queue release found no entry");
-  }));
+  });
 }
 
 // Count-downs of one latch per thread (armed with the largest count, so it never opens), with
@@ -198,7 +198,7 @@ void latch_count_downs(benchmark::State& state, int threads, bool participant) {
   std::vector<std::unique_ptr<latch_client>> clients;
   for (int t = 0; t < threads; ++t) clients.push_back(std::make_unique<latch_client>(path, sql));
   std::vector<std::int64_t> calls(static_cast<std::size_t>(threads));
-  report(state, run_cycles(threads, phase_seconds(), [&](int t) {
+  run_and_report(state, threads, [&](int t) {
     auto& c = *clients[static_cast<std::size_t>(t)];
     const std::string resource = prefix + std::to_string(t);
     if (!participant) {
@@ -218,7 +218,7 @@ void latch_count_downs(benchmark::State& state, int threads, bool participant) {
       throw;
     }
     c.session << sql.commit;
-  }));
+  });
 }
 
 [[maybe_unused]] const bool registered = [] {

@@ -382,10 +382,13 @@ class TableLockServerTest : public TableLockTest {
     const std::string seconds = std::to_string(pause.count() / 1000.0);
     auto owner = open_owner();
     if (GetParam().dialect == dialect_kind::postgresql) {
+      // SQL text laid out by hand: clang-format 14 would break it around each `+`.
+      // clang-format off
       sql(owner, "CREATE FUNCTION " + table_ +
                      "_pause() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
                      "IF TG_OP = 'INSERT' OR NEW.count > OLD.count THEN PERFORM pg_sleep(" + seconds + "); END IF; "
                      "RETURN NEW; END $$");
+      // clang-format on
       sql(owner, "CREATE TRIGGER " + table_ + "_pause AFTER " + (new_holds ? "INSERT OR UPDATE" : "UPDATE") + " ON " +
                      table_ + " FOR EACH ROW EXECUTE FUNCTION " + table_ + "_pause()");
     } else {

@@ -114,6 +114,10 @@ void report(benchmark::State& state, const cycle_stats& s) {
   if (!s.micros.empty()) state.counters["client_cpu_us"] = s.cpu_seconds * 1e6 / static_cast<double>(s.micros.size());
 }
 
+void run_and_report(benchmark::State& state, int threads, const std::function<void(int)>& cycle) {
+  report(state, run_cycles(threads, phase_seconds(), cycle));
+}
+
 void add_case(const std::string& name, std::function<void(benchmark::State&)> body) {
   benchmark::RegisterBenchmark(name.c_str(),
                                [body = std::move(body)](benchmark::State& state) {

@@ -43,6 +43,10 @@ cycle_stats run_cycles(int threads, double seconds, const std::function<void(int
 // client_cpu_us (this process's CPU time per cycle: what the client side costs).
 void report(benchmark::State& state, const cycle_stats& s);
 
+// Runs `cycle` on `threads` threads for phase_seconds() and reports it: the same as
+// report(state, run_cycles(threads, phase_seconds(), cycle)).
+void run_and_report(benchmark::State& state, int threads, const std::function<void(int)>& cycle);
+
 // Registers a one-iteration, manual-time case; `body` runs inside the iteration loop's single
 // pass and reports through `state`. An exception from `body` becomes SkipWithError.
 void add_case(const std::string& name, std::function<void(benchmark::State&)> body);

@@ -27,6 +27,8 @@ struct table_shape {
   std::string_view l_key;     // the key columns of row `l`
   std::string_view scope;     // the column the by-resource statements narrow down, or empty
 };
+// Wrapped by hand: clang-format 14 would put most shapes one field per line.
+// clang-format off
 constexpr table_shape kLockShape{"{{table}}", "resource", 1, "count", "fence", "acquired_at", "",
                                  "l.resource = batch.resource", "l.resource", ""};
 constexpr table_shape kPermitShape{"{{table_permits}}", "resource, slot", 2, "1", "fence", "acquired_at",
@@ -37,6 +39,7 @@ constexpr table_shape kQueueShape{
     ", kind, write_count, read_count",
     "l.resource = batch.resource AND l.kind = batch.kind AND l.ticket = batch.ticket", "l.resource, l.kind, l.ticket",
     "kind"};
+// clang-format on
 
 // `text` with the shape's parts in place of {{table}}, {{key}}, {{count}}, {{fence}},
 // {{acquired}}, {{extra}}, {{same}} and {{l_key}}.
@@ -106,6 +109,8 @@ admin_sql postgresql(const std::string& table, const table_shape& sh) {
     for (std::size_t p; (p = out.find("%s")) != std::string::npos;) out.replace(p, 2, col);
     return out;
   };
+  // SQL text laid out by hand: clang-format 14 would break it around each `+`.
+  // clang-format off
   a.advisory_locks =
       "SELECT pid, "
       "CASE WHEN objsubid = 1 THEN (CAST(classid AS bigint) << 32) | CAST(objid AS bigint) "
@@ -121,6 +126,7 @@ admin_sql postgresql(const std::string& table, const table_shape& sh) {
       "WITH gone AS (DELETE FROM {{table}} WHERE resource = $1" + scope_condition(sh, 3) + " RETURNING *) "
       "SELECT " + std::string(kPgColumns) + ", pg_notify(CAST($2 AS text), l.resource) "
       "FROM gone AS l CROSS JOIN " + std::string(kPgNow));
+  // clang-format on
   return a;
 }
 
@@ -168,9 +174,11 @@ admin_sql mysql(const std::string& table, const table_shape& sh) {
   }
   // FORCE INDEX (PRIMARY) (which needs the multi-table DELETE form): with bound keys the
   // optimizer may otherwise scan the expires_at range and wait for rows other transactions hold.
+  // clang-format off
   a.reap_delete = expand(
       "DELETE l FROM {{table}} AS l FORCE INDEX (PRIMARY) "
       "WHERE ({{l_key}}) IN (" + keys + ") AND l.expires_at <= UTC_TIMESTAMP(6) - INTERVAL $1 * 1000 MICROSECOND");
+  // clang-format on
 
   a.list_locks = expand("SELECT " + std::string(kMyColumns) + " FROM {{table}} AS l ORDER BY {{key}}");
   a.find_lock = expand("SELECT " + std::string(kMyColumns) + " FROM {{table}} AS l WHERE resource = $1" +
@@ -199,9 +207,11 @@ admin_sql sqlite(const std::string& table, const table_shape& sh) {
   // SQLite has one writer and no row locks, so one statement is atomic; it waits for another
   // writer up to the busy timeout. The cut-off is the same text expression in both places.
   constexpr std::string_view kCutoff = "strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || ($2 / 1000.0) || ' seconds')";
+  // clang-format off
   a.reap_batch = expand("DELETE FROM {{table}} WHERE ({{key}}) IN (SELECT {{key}} FROM {{table}} WHERE expires_at <= " +
                         std::string(kCutoff) + " ORDER BY expires_at LIMIT $1) AND expires_at <= " +
                         std::string(kCutoff) + " RETURNING 1");
+  // clang-format on
 
   a.list_locks = expand("SELECT " + std::string(kLiteColumns) + " FROM {{table}} AS l ORDER BY {{key}}");
   a.find_lock = expand("SELECT " + std::string(kLiteColumns) + " FROM {{table}} AS l WHERE resource = $1" +

@@ -92,6 +92,8 @@ FROM l LEFT JOIN d ON true)");
       "WHERE resource = CAST($1 AS text) AND generation = CAST($2 AS bigint) AND participant = CAST($3 AS text)");
 
   constexpr std::string_view kUtcMs = "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'";
+  // SQL text laid out by hand: clang-format 14 would break it around each `+`.
+  // clang-format off
   s.find = t(
       std::string("SELECT l.count, l.initial_count, l.generation, ")
       + "to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US'), "
@@ -101,6 +103,7 @@ FROM l LEFT JOIN d ON true)");
       "CASE WHEN l.opened_at IS NULL AND l.expires_at <= n.now THEN 1 ELSE 0 END "
       "FROM {{table_latches}} AS l CROSS JOIN (SELECT clock_timestamp() AS now) AS n "
       "WHERE l.resource = CAST($1 AS text)");
+  // clang-format on
   s.arrivals = t(
       "SELECT participant FROM {{table_latch_arrivals}} "
       "WHERE resource = CAST($1 AS text) AND generation = CAST($2 AS bigint) ORDER BY participant");
@@ -195,6 +198,7 @@ WHERE resource = $1 AND count > 0 AND (expires_at IS NULL OR expires_at > UTC_TI
       "SELECT 1 FROM {{table_latch_arrivals}} WHERE resource = $1 AND generation = $2 AND participant = $3");
 
   constexpr std::string_view kUtcMs = "'%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z')";
+  // clang-format off
   s.find = t(
       std::string("SELECT count, initial_count, generation, DATE_FORMAT(created_at, '%Y-%m-%d %H:%i:%s.%f'), ")
       + "CONCAT(LEFT(DATE_FORMAT(armed_at, " + std::string(kUtcMs) + ", "
@@ -202,6 +206,7 @@ WHERE resource = $1 AND count > 0 AND (expires_at IS NULL OR expires_at > UTC_TI
       "IF(opened_at IS NULL, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000, NULL), "
       "opened_at IS NULL AND expires_at IS NOT NULL AND expires_at <= UTC_TIMESTAMP(6) "
       "FROM {{table_latches}} WHERE resource = $1");
+  // clang-format on
   s.arrivals = t(
       "SELECT participant FROM {{table_latch_arrivals}} WHERE resource = $1 AND generation = $2 "
       "ORDER BY participant");
@@ -246,6 +251,7 @@ latch_sql sqlite(const std::string& table) {
 
   // In an upsert's DO UPDATE, bare column names are the existing row and excluded.* the attempted
   // one; all SET expressions see the old row.
+  // clang-format off
   s.arm = t(R"(
 INSERT INTO {{table_latches}} (resource, count, initial_count, generation, created_at, armed_at,
     opened_at, expires_at)
@@ -283,6 +289,7 @@ RETURNING generation)");
       "CASE WHEN opened_at IS NULL THEN CAST(ROUND((julianday(expires_at) - julianday('now')) * 86400000) AS INTEGER) END, "
       "opened_at IS NULL AND expires_at IS NOT NULL AND expires_at <= " + now + " "
       "FROM {{table_latches}} WHERE resource = $1");
+  // clang-format on
   s.arrivals = t(
       "SELECT participant FROM {{table_latch_arrivals}} WHERE resource = $1 AND generation = $2 "
       "ORDER BY participant");

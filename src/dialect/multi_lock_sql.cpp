@@ -61,6 +61,8 @@ multi_lock_sql postgresql(const std::string& table, std::size_t n) {
   s.kind = dialect_kind::postgresql;
   s.names = n;
   s.in_transaction = true;
+  // SQL text laid out by hand: clang-format 14 would break it around each `+`.
+  // clang-format off
   s.acquire = expand_table_template(
                   "WITH n(resource) AS (VALUES " + parameter_list(kFirstName, n, "(CAST(", " AS text))") + "),\n"
                   "c AS MATERIALIZED (\n"
@@ -84,6 +86,7 @@ multi_lock_sql postgresql(const std::string& table, std::size_t n) {
       "FROM {{table}}, (SELECT clock_timestamp() AS now) AS t "
       "WHERE resource IN (" + names + ") AND owner_token <> CAST($1 AS text) AND expires_at > t.now",
       s.kind, table);
+  // clang-format on
   return s;
 }
 
@@ -107,6 +110,7 @@ multi_lock_sql mysql(const std::string& table, std::size_t n) {
             ", $1, $2, 1, 0, $3, $4, $5, $6, $7, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), "
             "UTC_TIMESTAMP(6) + INTERVAL $6 * 1000 MICROSECOND)";
   }
+  // clang-format off
   s.acquire = expand_table_template(
                   "INSERT INTO {{table}} (resource, owner_token, holder_session, count, fence, holder_host,\n"
                   "    holder_pid, holder_thread, lease_ms, auto_renew, acquired_at, renewed_at, expires_at)\n"
@@ -121,6 +125,7 @@ multi_lock_sql mysql(const std::string& table, std::size_t n) {
       "SELECT GREATEST(0, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), MIN(expires_at)) DIV 1000) "
       "FROM {{table}} WHERE resource IN (" + names + ") AND owner_token <> $1 AND expires_at > UTC_TIMESTAMP(6)",
       s.kind, table);
+  // clang-format on
   return s;
 }
 
@@ -140,6 +145,7 @@ multi_lock_sql sqlite(const std::string& table, std::size_t n) {
     if (i > 0) values += ", ";
     values += "($" + std::to_string(kFirstName + i) + ", " + std::to_string(i + 1) + ")";
   }
+  // clang-format off
   s.acquire = expand_table_template(
                   "WITH n(resource, ord) AS (VALUES " + values + ")\n"
                   "INSERT INTO {{table}} (resource, owner_token, holder_session, count, fence, holder_host,\n"
@@ -160,6 +166,7 @@ multi_lock_sql sqlite(const std::string& table, std::size_t n) {
       "FROM {{table}} WHERE resource IN (" + names + ") AND owner_token <> $1 "
       "AND expires_at > strftime('%Y-%m-%d %H:%M:%f', 'now')",
       s.kind, table);
+  // clang-format on
   return s;
 }
 

@@ -28,6 +28,8 @@ permit_sql postgresql(const std::string& table) {
   // transaction-scoped advisory lock on the (resource, slot) pair is taken before the fence is
   // drawn and the clock read, so fences of one slot rise in the order their grants commit
   // (different slots use different keys and never wait for each other).
+  // SQL text laid out by hand: clang-format 14 would break it around each `+`.
+  // clang-format off
   s.acquire = t(std::string(R"(
 WITH free AS MATERIALIZED (
     SELECT s.slot FROM generate_series(0, CAST($2 AS integer) - 1) AS s(slot)
@@ -60,6 +62,7 @@ got AS (
     WHERE p.expires_at <= EXCLUDED.acquired_at
     RETURNING slot, fence)
 SELECT f.slot, g.fence FROM free AS f LEFT JOIN got AS g ON g.slot = f.slot)");
+  // clang-format on
 
   s.lease_remaining = t(
       "SELECT GREATEST(0, CAST(EXTRACT(EPOCH FROM (MIN(expires_at) - clock_timestamp())) * 1000 AS bigint)) "
@@ -158,6 +161,7 @@ ON CONFLICT (resource, slot) DO UPDATE SET
     expires_at = excluded.expires_at
 WHERE expires_at <= excluded.acquired_at
 RETURNING fence)");
+  // clang-format off
   s.lease_remaining = t(
       "SELECT MAX(0, CAST(ROUND((julianday(MIN(expires_at)) - julianday('now')) * 86400000) AS INTEGER)) "
       "FROM {{table_permits}} WHERE resource = $1 AND slot < $2 AND expires_at > " + std::string(kNow));
@@ -173,6 +177,7 @@ RETURNING fence)");
       "expires_at = max(expires_at, strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || (lease_ms / 1000.0) || ' seconds')) "
       "WHERE holder_session = $1 AND auto_renew <> 0 AND expires_at > " + std::string(kNow) + " "
       "RETURNING resource, owner_token, fence");
+  // clang-format on
   return s;
 }
 

@@ -56,6 +56,8 @@ constexpr std::string_view kPgQueueKey = "hashtextextended(CAST($1 AS text), 314
 // counts every entry ahead that is still there (expiry is the delete's to decide) and blocks the
 // entry by its own mode as stored now.
 std::string check_read_text(std::string_view now, std::string_view wait_ms) {
+  // SQL text laid out by hand: clang-format 14 would break it around each `+`.
+  // clang-format off
   return std::string(R"(
 SELECT (SELECT COUNT(*) FROM {{table_queue}} AS m
         WHERE m.resource = $1 AND m.kind = $2 AND m.ticket = $3 AND m.owner_token = $4
@@ -67,6 +69,7 @@ WHERE a.resource = $1 AND a.kind = $2 AND a.ticket < $3
   AND (a.write_count > 0 OR COALESCE((SELECT m.write_count FROM {{table_queue}} AS m
                                       WHERE m.resource = $1 AND m.kind = $2 AND m.ticket = $3
                                         AND m.owner_token = $4), 1) > 0))";
+  // clang-format on
 }
 
 queue_sql postgresql(const std::string& table) {
@@ -80,6 +83,7 @@ queue_sql postgresql(const std::string& table) {
   // unique key (a new ticket never collides); a live entry gets a level, an expired one is
   // replaced whole with the ticket just drawn. No WHERE on DO UPDATE: a refused upgrade must
   // still return the entry (T5: a row not updated is not returned).
+  // clang-format off
   s.enqueue = t(std::string("INSERT INTO {{table_queue}} AS e ") + std::string(kColumns) + R"(
 SELECT CAST($1 AS text), CAST($2 AS text), nextval('{{table_fence_seq}}'), CAST($3 AS text), CAST($4 AS text),
     CAST($10 AS bigint), 1 - CAST($10 AS bigint), CAST($5 AS text), CAST($6 AS bigint), CAST($7 AS text),
@@ -144,6 +148,7 @@ u AS (
     RETURNING resource, write_count, read_count, CAST($5 AS bigint) = 1 AND write_count = 0 AS moved)
 SELECT write_count, read_count, CASE WHEN moved THEN pg_notify(CAST($6 AS text), resource) END
 FROM (SELECT * FROM d UNION ALL SELECT * FROM u) AS x)");
+  // clang-format on
 
   s.leave = t("WITH gone AS (DELETE FROM {{table_queue}} WHERE " + std::string(kPgEntry) +
               " RETURNING resource) SELECT pg_notify(CAST($5 AS text), resource) FROM gone");
@@ -256,11 +261,13 @@ ON CONFLICT (resource, kind, owner_token) DO UPDATE SET
                           " AND " + std::string(kNotLastLevel) + " RETURNING write_count, read_count");
   s.leave = t("DELETE FROM {{table_queue}} WHERE " + std::string(kEntry));
 
+  // clang-format off
   s.renew = t(
       "UPDATE {{table_queue}} SET renewed_at = " + now + ", "
       "expires_at = max(expires_at, strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || (lease_ms / 1000.0) || ' seconds')) "
       "WHERE holder_session = $1 AND auto_renew <> 0 AND expires_at > " + now + " "
       "RETURNING resource, owner_token, ticket, kind");
+  // clang-format on
   return s;
 }
 

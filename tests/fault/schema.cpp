@@ -50,6 +50,8 @@ namespace {
 // is when the trigger ran. An acquire that waited for a DELETE to commit read its clock before
 // that wait, so ordering a grant after a deleted one needs logged_at (see checker.hpp).
 std::vector<std::string> ddl(dialect_kind d) {
+  // SQL text laid out by hand: clang-format 14 would break it around each `+`.
+  // clang-format off
   const std::string now(trigger_now(d));
   switch (d) {
     case dialect_kind::postgresql:
@@ -120,6 +122,7 @@ std::vector<std::string> ddl(dialect_kind d) {
       };
   }
   return {};
+  // clang-format on
 }
 
 // DDL of the permit grant log: the same rules as the grant log, per (resource, slot) row of the
@@ -127,9 +130,11 @@ std::vector<std::string> ddl(dialect_kind d) {
 // fence; renewals keep it). Keyed by (resource, slot, fence): the count-then-insert control
 // writes rows of slots >= N with fences of its own.
 std::vector<std::string> permit_ddl(dialect_kind d) {
+  // clang-format off
   const std::string now(trigger_now(d));
   const std::string cols = "(resource, slot, fence, owner_token, granted_at, expires_at, logged_at)";
-  const std::string vals = " VALUES (NEW.resource, NEW.slot, NEW.fence, NEW.owner_token, NEW.acquired_at, NEW.expires_at, " + now + ")";
+  const std::string vals =
+      " VALUES (NEW.resource, NEW.slot, NEW.fence, NEW.owner_token, NEW.acquired_at, NEW.expires_at, " + now + ")";
   const std::string take = "UPDATE fault_permit_grants SET taken_over_at = NEW.acquired_at"
                            " WHERE resource = OLD.resource AND slot = OLD.slot AND fence = OLD.fence";
   const std::string ins = "INSERT INTO fault_permit_grants " + cols + vals;
@@ -179,6 +184,7 @@ std::vector<std::string> permit_ddl(dialect_kind d) {
       };
   }
   return {};
+  // clang-format on
 }
 
 data_sql make_data_sql(dialect_kind d) {

@@ -55,6 +55,8 @@ std::vector<std::string> at_limit_names() {
 }
 
 std::vector<std::pair<std::string, std::string>> distinct_name_pairs() {
+  // Kept by hand: clang-format 14 would split literals such as "stra\xc3\x9f" "e" over two lines.
+  // clang-format off
   return {
       {"Job", "job"},
       {"caf\xc3\xa9", "cafe\xcc\x81"},  // 'é' precomposed (NFC) and 'e' + combining acute (NFD)
@@ -65,6 +67,7 @@ std::vector<std::pair<std::string, std::string>> distinct_name_pairs() {
       {"a_c", "abc"},
       {"\\", "\\\\"},                   // backslash escaping, if a driver ever did it
   };
+  // clang-format on
 }
 
 std::vector<std::string> metacharacter_names() {
@@ -93,6 +96,7 @@ std::vector<std::string> metacharacter_names() {
 }
 
 std::vector<bad_table> bad_table_names() {
+  // clang-format off
   return {
       {"empty", ""},
       {"49 characters", std::string(49, 't')},
@@ -108,6 +112,7 @@ std::vector<bad_table> bad_table_names() {
       {"embedded NUL", "lo\0cks"s},
       {"newline", "locks\nDROP"},
   };
+  // clang-format on
 }
 
 std::vector<std::string> unusual_valid_table_names() {

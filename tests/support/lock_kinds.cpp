@@ -141,6 +141,8 @@ class object_adapter final : public lock_object {
     else
       throw std::logic_error("no fence: " + lock_->name());
   }
+  // clang-format 14 would space `requires(Lock& l)` as `requires(Lock & l)`.
+  // clang-format off
   void lock_shared() override {
     if constexpr (requires(Lock& l) { l.lock_shared(); })
       lock_->lock_shared();
@@ -153,6 +155,7 @@ class object_adapter final : public lock_object {
     else
       throw std::logic_error("no shared mode: " + lock_->name());
   }
+  // clang-format on
 
  private:
   std::unique_ptr<Lock> lock_;
@@ -352,8 +355,11 @@ lock_kind table_kind() {
 lock_kind queue_kind_of(std::string kind_name, char kind) {
   lock_kind k;
   k.name = std::move(kind_name);
+  // clang-format 14 would put each designated initializer on a line of its own.
+  // clang-format off
   k.can = {.object = true, .owner_keyed = true, .reentrant = true, .shared = kind == 'R', .fenced = true,
            .leased = true, .loss_signal = true};
+  // clang-format on
   if (kind == 'F')
     add_object_entry_points<fair_lock, fair_lock_options>(k);
   else
@@ -537,9 +543,11 @@ lock_kind session_kind(std::string kind) {
   lock_kind k;
   k.name = std::move(kind);
   constexpr bool pg = std::is_same_v<Lock, advisory_lock>;
-  k.can = {.object = true, .owner_keyed = true, .reentrant = true, .shared = pg, .session_scoped = true, .loss_signal = true,
-           .wait_overshoot = std::chrono::milliseconds(680),
+  // clang-format off
+  k.can = {.object = true, .owner_keyed = true, .reentrant = true, .shared = pg, .session_scoped = true,
+           .loss_signal = true, .wait_overshoot = std::chrono::milliseconds(680),
            .freed_after_session_end = pg ? std::chrono::milliseconds(0) : std::chrono::milliseconds(2000)};
+  // clang-format on
   add_object_entry_points<Lock, session_lock_options>(k);
   if constexpr (pg) {
     k.shown_held = [](const database& observer, const std::string& name) {
@@ -699,9 +707,12 @@ std::vector<lock_kind> lock_kinds_of(dialect_kind dialect) {
 }
 
 std::vector<lock_kind> all_lock_kinds() {
+  // clang-format 14 would put each kind on a line of its own.
+  // clang-format off
   return {table_kind(), multi_kind(), semaphore_kind(), queue_kind_of("fair_lock", 'F'), queue_kind_of("rw_lock", 'R'),
           session_kind<advisory_lock>("advisory_lock"), advisory_xact_kind(),
           session_kind<named_lock>("named_lock"), row_kind()};
+  // clang-format on
 }
 
 lock_kind session_lock_kind(dialect_kind dialect) {

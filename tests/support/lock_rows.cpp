@@ -50,6 +50,8 @@ void insert_rows(const database& db, const row_spec& s) {
       return;
     }
     case dialect_kind::sqlite:
+      // SQL text laid out by hand: clang-format 14 would break it around each `+`.
+      // clang-format off
       sql(db,
           "INSERT INTO \"" + t + "\" " + cols +
               " WITH RECURSIVE seq(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < $3)"
@@ -59,6 +61,7 @@ void insert_rows(const database& db, const row_spec& s) {
               " strftime('%Y-%m-%d %H:%M:%f', 'now', '-3600 seconds'),"
               " strftime('%Y-%m-%d %H:%M:%f', 'now', ($2 / 1000.0) || ' seconds') FROM seq",
           params);
+      // clang-format on
       return;
   }
 }
@@ -68,8 +71,11 @@ void insert_queue_entries(const database& db, const queue_entry_spec& s) {
   const std::string cols =
       "(resource, kind, ticket, owner_token, holder_session, write_count, read_count, holder_host, holder_pid, "
       "holder_thread, lease_ms, auto_renew, enqueued_at, renewed_at, expires_at)";
+  // Wrapped by hand: clang-format 14 would put each parameter on a line of its own.
+  // clang-format off
   std::vector<detail::value> params{s.prefix, std::int64_t{s.expires_in.count()}, s.count, s.session, s.names,
                                     std::string(1, s.kind), std::int64_t{s.writers ? 1 : 0}};
+  // clang-format on
   switch (db.dialect()) {
     case dialect_kind::postgresql:
       sql(db,
@@ -92,6 +98,7 @@ void insert_queue_entries(const database& db, const queue_entry_spec& s) {
       return;
     }
     case dialect_kind::sqlite:
+      // clang-format off
       sql(db,
           "INSERT INTO \"" + t + "_queue\" " + cols +
               " WITH RECURSIVE seq(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < $3)"
@@ -101,6 +108,7 @@ void insert_queue_entries(const database& db, const queue_entry_spec& s) {
               " strftime('%Y-%m-%d %H:%M:%f', 'now', '-3600 seconds'),"
               " strftime('%Y-%m-%d %H:%M:%f', 'now', ($2 / 1000.0) || ' seconds') FROM seq",
           params);
+      // clang-format on
       return;
   }
 }

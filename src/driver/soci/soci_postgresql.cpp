@@ -222,7 +222,10 @@ std::unique_ptr<soci_backend> open_soci_postgresql(const connection_spec& spec, 
                                                  libpq_uri_with_connect_timeout(spec.native_uri, timeout));
   auto backend = std::make_unique<postgresql_backend>(std::move(session), spec.prepare_statements);
   // libpq prints server NOTICEs (e.g. "table … does not exist, skipping") on stderr by default.
+  // clang-format 14 would wrap this call oddly around the empty lambda.
+  // clang-format off
   PQsetNoticeProcessor(backend->native(), [](void*, const char*) {}, nullptr);
+  // clang-format on
   return backend;
 }
 
