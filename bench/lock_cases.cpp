@@ -75,15 +75,15 @@ void handoff(benchmark::State& state, const lock_kind& kind, dialect_kind d, con
       try {
         while (steady::now() < end && !failed) {
           try {
-          lockers[static_cast<std::size_t>(t)]->run_locked([&] {
-            const auto now = steady::now();
-            std::lock_guard lock(mu);
-            ++acquisitions;
-            if (last_holder >= 0 && last_holder != t)
-              handoff_us.push_back(std::chrono::duration<double, std::micro>(now - released_at).count());
-            last_holder = t;
-            released_at = steady::now();
-          });
+            lockers[static_cast<std::size_t>(t)]->run_locked([&] {
+              const auto now = steady::now();
+              std::lock_guard lock(mu);
+              ++acquisitions;
+              if (last_holder >= 0 && last_holder != t)
+                handoff_us.push_back(std::chrono::duration<double, std::micro>(now - released_at).count());
+              last_holder = t;
+              released_at = steady::now();
+            });
           } catch (const backend_error&) {
             ++refused;  // e.g. an InnoDB deadlock between acquirers: nothing is held, try again
           }
@@ -119,8 +119,7 @@ void handoff(benchmark::State& state, const lock_kind& kind, dialect_kind d, con
       for (const int threads : {1, 8})
         add_case(prefix + "cycle_t" + std::to_string(threads),
                  [&kind, d, threads](benchmark::State& s) { cycles(s, kind, d, threads); });
-      if (kind.reentrant)
-        add_case(prefix + "reentrant", [&kind, d](benchmark::State& s) { reentrant(s, kind, d); });
+      if (kind.reentrant) add_case(prefix + "reentrant", [&kind, d](benchmark::State& s) { reentrant(s, kind, d); });
       add_case(prefix + "handoff_8", [&kind, d](benchmark::State& s) { handoff(s, kind, d); });
       // PostgreSQL with ?prepare=off, the setting for PgBouncer in transaction mode: every
       // statement unnamed (Parse/Bind/Execute each time) against the prepared default.

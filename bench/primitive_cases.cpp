@@ -23,8 +23,8 @@ using d = dialect_kind;
 
 void latch_count_downs(benchmark::State& state, dialect_kind dialect, int threads, bool participant) {
   const database db = open_target(dialect, "distributed_lock", 8);
-  const std::string prefix =
-      std::string(participant ? "bench-latch-p-" : "bench-latch-") + std::to_string(threads) + "-";
+  const std::string prefix = std::string(participant ? "bench-latch-p-" : "bench-latch-") + std::to_string(threads) +
+                             "-";
   std::vector<latch> latches;
   for (int t = 0; t < threads; ++t) {
     arm_latch(db, prefix + std::to_string(t));
@@ -95,7 +95,8 @@ void round_trips(benchmark::State& state, dialect_kind dialect, std::size_t name
     const std::string prefix = "sqllock.latch." + short_name(db) + ".";
     for (const int threads : {1, 8}) {
       const std::string t = "_t" + std::to_string(threads);
-      add_case(prefix + "count_down" + t, [db, threads](benchmark::State& s) { latch_count_downs(s, db, threads, false); });
+      add_case(prefix + "count_down" + t,
+               [db, threads](benchmark::State& s) { latch_count_downs(s, db, threads, false); });
       add_case(prefix + "count_down_participant" + t,
                [db, threads](benchmark::State& s) { latch_count_downs(s, db, threads, true); });
     }

@@ -199,7 +199,8 @@ void latch_count_downs(benchmark::State& state, int threads, bool participant) {
     s.client->direct->execute(sql.participant_isolation);
     s.client->direct->execute(sql.begin);
     const auto locked = s.st[0].query({resource});
-    if (!locked->next() || locked->getInt(3) == 0) throw std::runtime_error("raw latch count-down found no armed latch");
+    if (!locked->next() || locked->getInt(3) == 0)
+      throw std::runtime_error("raw latch count-down found no armed latch");
     const std::int64_t generation = locked->getInt64(2);
     const std::string who = "p" + std::to_string(++calls[static_cast<std::size_t>(t)]);
     if (s.st[1].update({resource, generation, who}) == 0) throw std::runtime_error("raw latch arrival not new");

@@ -162,10 +162,9 @@ void latch_count_downs(benchmark::State& state, int threads, bool participant) {
     auto& c = *clients[static_cast<std::size_t>(t)];
     const std::string resource = prefix + std::to_string(t);
     pqxx::nontransaction tx(c.conn);
-    const auto r = participant
-                       ? c.run(tx, "count_down",
-                               {resource, "p" + std::to_string(++calls[static_cast<std::size_t>(t)]), channel})
-                       : c.run(tx, "count_down", {resource, channel});
+    const auto r = participant ? c.run(tx, "count_down",
+                                       {resource, "p" + std::to_string(++calls[static_cast<std::size_t>(t)]), channel})
+                               : c.run(tx, "count_down", {resource, channel});
     if (r.empty() || (participant && r[0][2].as<int>() != 1))
       throw std::runtime_error("raw latch count-down did not count");
   });

@@ -26,8 +26,8 @@ struct prepared {
   std::unique_ptr<soci::statement> st;
 
   // `sample` has a value of the right type (integer or text) for each $N.
-  prepared(soci::session& s, const std::string& dollar_sql, const std::vector<detail::value>& sample, long long* int_out,
-           long long* int_out2, std::string* text_out, long long* int_out3 = nullptr)
+  prepared(soci::session& s, const std::string& dollar_sql, const std::vector<detail::value>& sample,
+           long long* int_out, long long* int_out2, std::string* text_out, long long* int_out3 = nullptr)
       : native(detail::rewrite_placeholders(dollar_sql, detail::placeholder_style::colon)) {
     ints.resize(native.order.size());
     texts.resize(native.order.size());
@@ -35,8 +35,10 @@ struct prepared {
     for (std::size_t i = 0; i < native.order.size(); ++i) {
       std::string name = "p";  // appended: "p" + to_string() trips a false -Wrestrict (g++ 12, -O3)
       name += std::to_string(i + 1);
-      if (std::holds_alternative<std::int64_t>(sample.at(native.order[i]))) st->exchange(soci::use(ints[i], name));
-      else st->exchange(soci::use(texts[i], name));
+      if (std::holds_alternative<std::int64_t>(sample.at(native.order[i])))
+        st->exchange(soci::use(ints[i], name));
+      else
+        st->exchange(soci::use(texts[i], name));
     }
     if (int_out) st->exchange(soci::into(*int_out));
     if (int_out2) st->exchange(soci::into(*int_out2));
@@ -50,8 +52,10 @@ struct prepared {
   bool run(const std::vector<detail::value>& params) {
     for (std::size_t i = 0; i < native.order.size(); ++i) {
       const auto& v = params.at(native.order[i]);
-      if (std::holds_alternative<std::int64_t>(v)) ints[i] = std::get<std::int64_t>(v);
-      else texts[i] = std::get<std::string>(v);
+      if (std::holds_alternative<std::int64_t>(v))
+        ints[i] = std::get<std::int64_t>(v);
+      else
+        texts[i] = std::get<std::string>(v);
     }
     // Step to the end, as sqllock's driver does: a statement left on its RETURNING row would keep
     // its write transaction open, so later statements would commit with it instead of alone.
@@ -76,7 +80,8 @@ struct client {
     session << "PRAGMA synchronous = NORMAL";
     const auto& sql = table_sql(d::sqlite);
     acquire = std::make_unique<prepared>(session, sql.acquire, acquire_params("", 0), &count, &fence, nullptr);
-    release = std::make_unique<prepared>(session, sql.release_delete, std::vector<detail::value>{"", "", std::int64_t{0}}, nullptr, nullptr, &gone);
+    release = std::make_unique<prepared>(session, sql.release_delete,
+                                         std::vector<detail::value>{"", "", std::int64_t{0}}, nullptr, nullptr, &gone);
   }
 };
 
@@ -163,7 +168,8 @@ void queue_cycles(benchmark::State& state, int threads, char queue_kind) {
     auto& c = *clients[static_cast<std::size_t>(t)];
     const std::string resource = "raw-queue-" + std::to_string(t);
     const std::string owner = owner_of(t);
-    if (!c.enqueue->run(enqueue_params(resource, queue_kind, t))) throw std::runtime_error("raw enqueue returned no entry");
+    if (!c.enqueue->run(enqueue_params(resource, queue_kind, t)))
+      throw std::runtime_error("raw enqueue returned no entry");
     const std::vector<detail::value> entry{resource, kind, std::int64_t{c.ticket}, owner};
     c.check->run(entry);
     if (!c.check_read->run(entry) || c.mine != 1 || c.blockers != 0)
@@ -187,7 +193,8 @@ void latch_count_downs(benchmark::State& state, int threads, bool participant) {
       const std::vector<detail::value> text{""}, text_int{"", std::int64_t{0}}, text_int_text{"", std::int64_t{0}, ""};
       count_down = std::make_unique<prepared>(session, sql.count_down, text, &count, nullptr, nullptr);
       lock_latch = std::make_unique<prepared>(session, sql.lock_latch, text, &count, &generation, nullptr, &armed);
-      insert_arrival = std::make_unique<prepared>(session, sql.insert_arrival, text_int_text, nullptr, nullptr, nullptr);
+      insert_arrival = std::make_unique<prepared>(session, sql.insert_arrival, text_int_text, nullptr, nullptr,
+                                                  nullptr);
       decrement = std::make_unique<prepared>(session, sql.decrement, text_int, nullptr, nullptr, nullptr);
     }
   };
@@ -232,7 +239,8 @@ void latch_count_downs(benchmark::State& state, int threads, bool participant) {
     add_case("raw.rw.sqlite.cycle_t" + std::to_string(threads),
              [threads](benchmark::State& s) { queue_cycles(s, threads, 'R'); });
     const std::string t = "_t" + std::to_string(threads);
-    add_case("raw.latch.sqlite.count_down" + t, [threads](benchmark::State& s) { latch_count_downs(s, threads, false); });
+    add_case("raw.latch.sqlite.count_down" + t,
+             [threads](benchmark::State& s) { latch_count_downs(s, threads, false); });
     add_case("raw.latch.sqlite.count_down_participant" + t,
              [threads](benchmark::State& s) { latch_count_downs(s, threads, true); });
   }

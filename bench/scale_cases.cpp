@@ -135,7 +135,8 @@ void renewal(benchmark::State& state, dialect_kind d, std::int64_t held) {
       run_sql(db, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
       statement_counts(db);
     } catch (const std::exception& e) {
-      throw std::runtime_error(std::string("pg_stat_statements is not loaded (scripts/bench.sh loads it): ") + e.what());
+      throw std::runtime_error(std::string("pg_stat_statements is not loaded (scripts/bench.sh loads it): ") +
+                               e.what());
     }
   }
   table_lock_options options;
@@ -153,7 +154,8 @@ void renewal(benchmark::State& state, dialect_kind d, std::int64_t held) {
   const double periods = seconds_since(t0) / std::chrono::duration<double>(period).count();
   double renew_calls = 0;
   for (const auto& [query, calls] : after)
-    if (query.find("renewed_at") != std::string::npos) renew_calls += calls - (before.count(query) ? before.at(query) : 0);
+    if (query.find("renewed_at") != std::string::npos)
+      renew_calls += calls - (before.count(query) ? before.at(query) : 0);
   for (auto& lk : locks)
     if (!lk->holds()) throw std::runtime_error("a lease was lost during the renewal case");
   state.SetIterationTime(seconds_since(t0));
@@ -200,9 +202,8 @@ void memory(benchmark::State& state, const lock_kind& kind, dialect_kind d, std:
         if (rows > max_rows()) return s.SkipWithError("larger than SQLLOCK_BENCH_MAX_ROWS");
         table_size(s, d, rows);
       });
-    add_case(prefix + "reaper", [d = target.dialect](benchmark::State& s) {
-      reaper(s, d, std::min<std::int64_t>(1000000, max_rows()));
-    });
+    add_case(prefix + "reaper",
+             [d = target.dialect](benchmark::State& s) { reaper(s, d, std::min<std::int64_t>(1000000, max_rows())); });
     if (target.dialect != dialect_kind::sqlite)  // no server-side statement counters
       for (const std::int64_t held : {1, 100, 10000})
         add_case(prefix + "renewal_" + std::to_string(held),

@@ -38,8 +38,10 @@ std::optional<std::uint64_t> model(std::string_view s) {
   bool huge = false, any = false;
   for (; i < s.size() && digit(s[i]); ++i) {
     any = true;
-    if (whole > (u128(1) << 100)) huge = true;
-    else whole = whole * 10 + static_cast<unsigned>(s[i] - '0');
+    if (whole > (u128(1) << 100))
+      huge = true;
+    else
+      whole = whole * 10 + static_cast<unsigned>(s[i] - '0');
   }
   u128 frac = 0, scale = 1;
   if (i < s.size() && s[i] == '.') {
@@ -55,11 +57,16 @@ std::optional<std::uint64_t> model(std::string_view s) {
   if (!any) return std::nullopt;
   const std::string_view unit = s.substr(i);
   u128 per_unit;
-  if (unit.empty() || unit == "s") per_unit = 1000;
-  else if (unit == "ms") per_unit = 1;
-  else if (unit == "m") per_unit = 60000;
-  else if (unit == "h") per_unit = 3600000;
-  else return std::nullopt;
+  if (unit.empty() || unit == "s")
+    per_unit = 1000;
+  else if (unit == "ms")
+    per_unit = 1;
+  else if (unit == "m")
+    per_unit = 60000;
+  else if (unit == "h")
+    per_unit = 3600000;
+  else
+    return std::nullopt;
   if (huge) return std::nullopt;
   const u128 ms = whole * per_unit + (frac * per_unit + scale - 1) / scale;
   if (ms > static_cast<u128>(sqllock::cli::kMaxDuration.count())) return std::nullopt;

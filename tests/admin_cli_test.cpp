@@ -128,8 +128,8 @@ TEST_P(AdminCliTest, StatusTableListsEveryHolderAndMarksExpiredRows) {
 
 TEST_P(AdminCliTest, StatusJsonKeepsEveryNameExact) {
   auto db = open();
-  const std::vector<std::string> names = {"plain", "quote\"back\\slash", "ctl\x01\x1f\x7f\n\r\t end",
-                                          "名前 🔒 ü", "</script><!--", "trailing space "};
+  const std::vector<std::string> names = {"plain",    "quote\"back\\slash", "ctl\x01\x1f\x7f\n\r\t end",
+                                          "名前 🔒 ü", "</script><!--",      "trailing space "};
   std::vector<std::unique_ptr<table_lock>> held;
   for (const auto& n : names) {
     held.push_back(std::make_unique<table_lock>(db, n, opts(30s)));
@@ -403,8 +403,8 @@ TEST_P(AdminCliTest, TheDatabaseComesFromSqllockDbWhenThereIsNoDbOption) {
             std::string::npos)
       << reaped.out;
 
-  const auto released =
-      run_program({SQLLOCK_CLI, "release", "--table", table_, "--lock", "from-env", "--force"}, dir_, env);
+  const auto released = run_program({SQLLOCK_CLI, "release", "--table", table_, "--lock", "from-env", "--force"}, dir_,
+                                    env);
   ASSERT_EQ(released.code, 0) << released.err;
   EXPECT_NE(released.out.find("released 'from-env' by force"), std::string::npos) << released.out;
   EXPECT_EQ(rows(db), 0) << "both commands worked on $SQLLOCK_DB";

@@ -80,8 +80,9 @@ class AdvisoryLockTest : public SessionLockTest {
 
 TEST_P(AdvisoryLockTest, NameKeysEqualTheDocumentedSqlExpression) {
   auto db = open();
-  for (const std::string& name : std::vector<std::string>{"job", "nightly-report", "A", "a", "user:42", "Grüße, 世界 🙂",
-                                 std::string(255, 'x'), std::string("tab\there")}) {
+  for (const std::string& name :
+       std::vector<std::string>{"job", "nightly-report", "A", "a", "user:42", "Grüße, 世界 🙂",
+                                std::string(255, 'x'), std::string("tab\there")}) {
     const auto expected = scalar(
         db, "SELECT CAST(CAST('x' || left(encode(sha256(convert_to($1, 'UTF8')), 'hex'), 16) AS bit(64)) AS bigint)",
         {name});
@@ -257,13 +258,15 @@ TEST_P(AdvisoryLockTest, ASessionKilledDuringAWaitThrowsConnectionError) {
   std::thread killer([&] {
     // Ends the sessions waiting for the key, once b's is among them.
     const auto bits = static_cast<std::uint64_t>(key.value());
-    const bool killed = eventually([&] {
-      return !sql(admin,
-                  "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
-                  "AND CAST(classid AS bigint) = CAST($1 AS bigint) AND CAST(objid AS bigint) = CAST($2 AS bigint)",
-                  {static_cast<std::int64_t>(bits >> 32), static_cast<std::int64_t>(bits & 0xffffffffu)})
-                  .rows.empty();
-    }, 10s);
+    const bool killed = eventually(
+        [&] {
+          return !sql(admin,
+                      "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
+                      "AND CAST(classid AS bigint) = CAST($1 AS bigint) AND CAST(objid AS bigint) = CAST($2 AS bigint)",
+                      {static_cast<std::int64_t>(bits >> 32), static_cast<std::int64_t>(bits & 0xffffffffu)})
+                      .rows.empty();
+        },
+        10s);
     if (!killed) {
       ADD_FAILURE() << "b never waited for the key within 10 s";
       sql(admin, "SELECT pg_terminate_backend(CAST($1 AS integer))", {holder_pid(admin, key)});  // so b.lock() returns
@@ -314,7 +317,8 @@ TEST_P(AdvisoryLockTest, XactLockIsHeldWhileTheFunctionRunsAndEndsWithTheTransac
   EXPECT_EQ(try_with_advisory_xact_lock_for(db, key, 100ms, [] { return 1; }), std::nullopt);
   session.unlock();
   EXPECT_EQ(try_with_advisory_xact_lock_for(db, key, 100ms, [] { return 7; }), std::optional<int>(7));
-  EXPECT_TRUE(try_with_advisory_xact_lock_for(db, key, 0ms, [](std::stop_token t) { EXPECT_FALSE(t.stop_requested()); }));
+  EXPECT_TRUE(
+      try_with_advisory_xact_lock_for(db, key, 0ms, [](std::stop_token t) { EXPECT_FALSE(t.stop_requested()); }));
 }
 
 TEST_P(AdvisoryLockTest, XactLockRollsBackAndRethrowsWhenTheFunctionThrows) {

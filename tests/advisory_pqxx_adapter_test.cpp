@@ -26,8 +26,9 @@ class AdvisoryPqxxAdapterTest : public ::testing::Test {
   }
   // Advisory locks the transaction's session holds.
   static long held_here(pqxx::transaction_base& tx) {
-    return tx.exec("SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = pg_backend_pid()")
-        [0][0].as<long>();
+    return tx
+        .exec("SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = pg_backend_pid()")[0][0]
+        .as<long>();
   }
   std::string uri_;
 };

@@ -210,10 +210,19 @@ TEST_P(BadInputCliParsingTest, EveryBadLockNameExits2) {
 TEST_P(BadInputCliParsingTest, BadDurationsExit2NamingTheOptionAndTheAcceptedForms) {
   // The parser itself is checked value by value in duration_test and against a model by
   // fuzz/fuzz_duration; here, that each kind of mistake reaches the user as exit 2.
-  const std::vector<std::string> unparsable{
-      "", "-1s", "+5s", "1y", "1e3", " 5", "nan", ".", "1.",
-      "\xd9\xa1",  // ARABIC-INDIC DIGIT ONE
-      "0.0000000001", "99999999999999999999", "878401h"};
+  const std::vector<std::string> unparsable{"",
+                                            "-1s",
+                                            "+5s",
+                                            "1y",
+                                            "1e3",
+                                            " 5",
+                                            "nan",
+                                            ".",
+                                            "1.",
+                                            "\xd9\xa1",  // ARABIC-INDIC DIGIT ONE
+                                            "0.0000000001",
+                                            "99999999999999999999",
+                                            "878401h"};
   // One parser serves every option: all values through --wait, every fourth through --ttl.
   for (std::size_t i = 0; i < unparsable.size(); ++i) {
     for (const std::string option : {"--wait", "--ttl"}) {
@@ -230,12 +239,12 @@ TEST_P(BadInputCliParsingTest, BadDurationsExit2NamingTheOptionAndTheAcceptedFor
 }
 
 TEST_P(BadInputCliParsingTest, BadUrisOfAnySchemeExit2WithoutShowingThePassword) {
-  for (const std::string bad : {"", "nosuchscheme://x/y", "postgresql", "mysql:/no-slashes/db",
-                                "postgresql://user:s3cret-pw@127.0.0.1:65536/db", "postgresql://user:s3cret-pw@h:port/db",
-                                "mysql://user:s3cret-pw@[::1]x/db", "mysql://user:s3cret-pw@[::1/db",
-                                "mariadb://user:s3cret-pw@127.0.0.1/db%4", "mariadb://user:s3cret-pw@h/d%00b",
-                                "postgresql://user:s3cret-pw@/db", "soci+postgresql+typo://h/db",
-                                "xmysql://user:s3cret-pw@h/db", "sqlite:///tmp/trunc%4"})
+  for (const std::string bad :
+       {"", "nosuchscheme://x/y", "postgresql", "mysql:/no-slashes/db",
+        "postgresql://user:s3cret-pw@127.0.0.1:65536/db", "postgresql://user:s3cret-pw@h:port/db",
+        "mysql://user:s3cret-pw@[::1]x/db", "mysql://user:s3cret-pw@[::1/db", "mariadb://user:s3cret-pw@127.0.0.1/db%4",
+        "mariadb://user:s3cret-pw@h/d%00b", "postgresql://user:s3cret-pw@/db", "soci+postgresql+typo://h/db",
+        "xmysql://user:s3cret-pw@h/db", "sqlite:///tmp/trunc%4"})
     expect_bad_uri(bad, false);
   const auto r = run_program({SQLLOCK_CLI, "status"}, dir_, {{"SQLLOCK_DB", "nosuchscheme://x"}});
   expect_usage_error(r, {"invalid database URI"}, "from SQLLOCK_DB");

@@ -59,8 +59,7 @@ class BadInputNamesTest : public LockTableTest {
 
   bool has_row_lock_row(const database& db, const std::string& name) const {
     const char q = GetParam().dialect == dialect_kind::mysql ? '`' : '"';
-    return sql(db, "SELECT resource FROM " + std::string(1, q) + table_ + "_rows" + q + " WHERE resource = $1",
-               {name})
+    return sql(db, "SELECT resource FROM " + std::string(1, q) + table_ + "_rows" + q + " WHERE resource = $1", {name})
                .rows.size() == 1;
   }
 };
@@ -80,8 +79,7 @@ TEST_P(BadInputNamesTest, BadNamesAreRefusedByEveryKindAndChangeNoRow) {
                                      kind.name + " (timed)");
     }
     if (supports_row_locks(db))
-      expect_error<invalid_argument>([&] { with_row_lock(db, bad.bytes, [](row_lock_tx&) {}); }, says,
-                                     "with_row_lock");
+      expect_error<invalid_argument>([&] { with_row_lock(db, bad.bytes, [](row_lock_tx&) {}); }, says, "with_row_lock");
     if (db.dialect() == dialect_kind::postgresql)
       expect_error<invalid_argument>([&] { with_advisory_xact_lock(db, bad.bytes, [] {}); }, says,
                                      "with_advisory_xact_lock");

@@ -43,8 +43,8 @@ class BadInputOptionsTest : public LockTableTest {
 TEST_P(BadInputOptionsTest, TtlOutsideOneMsTo365DaysIsRefused) {
   auto db = open();
   const auto before = read_lock_state(db);
-  for (const ms ttl : {ms(0), ms(-1), ms(-30000), ms::min(), std::chrono::duration_cast<ms>(24h * 365) + 1ms,
-                       ms::max()}) {
+  for (const ms ttl :
+       {ms(0), ms(-1), ms(-30000), ms::min(), std::chrono::duration_cast<ms>(24h * 365) + 1ms, ms::max()}) {
     table_lock_options o;
     o.ttl = ttl;
     expect_error<invalid_argument>([&] { table_lock(db, "ttl", o); }, {"ttl", std::to_string(ttl.count()) + " ms"},
@@ -77,8 +77,12 @@ TEST_P(BadInputOptionsTest, KeepaliveOutside10msTo1HourIsRefused) {
       advisory_xact_options x;
       x.keepalive = keepalive;
       bool ran = false;
-      expect_error<invalid_argument>([&] { with_advisory_xact_lock(db, "k", [&] { ran = true; }, x); },
-                                     {"keepalive", "10 ms and 1 hour"}, context + " (xact)");
+      expect_error<invalid_argument>(
+          [&] {
+            with_advisory_xact_lock(
+                db, "k", [&] { ran = true; }, x);
+          },
+          {"keepalive", "10 ms and 1 hour"}, context + " (xact)");
       EXPECT_FALSE(ran);
     }
     if (db.dialect() == dialect_kind::mysql)
@@ -132,9 +136,7 @@ TEST_P(BadInputOptionsTest, HugeWaitsWaitUntilTheLockIsFree) {
     const std::string busy = unique_name("busy-" + kind.name);  // server-wide kinds: see above
     auto held = kind.take(db1, busy, std::monostate{});
     ASSERT_TRUE(held);
-    auto waiter = std::async(std::launch::async, [&] {
-      return kind.take(db2, busy, std::chrono::hours::max());
-    });
+    auto waiter = std::async(std::launch::async, [&] { return kind.take(db2, busy, std::chrono::hours::max()); });
     EXPECT_EQ(waiter.wait_for(300ms), std::future_status::timeout) << "it waits";
     held.reset();
     ASSERT_EQ(waiter.wait_for(20s), std::future_status::ready) << "and gets the lock once it is free";
@@ -201,9 +203,8 @@ TEST_P(BadInputOptionsTest, BadTableNamesAreRefusedBeforeConnecting) {
     database_options o;
     o.table = bad.name;
     for (const auto& uri : {GetParam().uri, unreachable_uri(GetParam())}) {
-      const auto what = expect_error<invalid_argument>([&] { database(uri, o); },
-                                                       {"invalid lock table name", "use 1-48 letters, digits or '_'"},
-                                                       bad.label);
+      const auto what = expect_error<invalid_argument>(
+          [&] { database(uri, o); }, {"invalid lock table name", "use 1-48 letters, digits or '_'"}, bad.label);
       EXPECT_EQ(what.find('\n'), std::string::npos) << "one line, control characters escaped: " << what;
       EXPECT_EQ(what.find('\0'), std::string::npos) << what;
     }

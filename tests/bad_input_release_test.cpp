@@ -45,8 +45,7 @@ class BadInputReleaseTest : public LockTableTest {
     // server at the same time: every name here is unique to this run.
     const std::string over = unique_name("over"), quoted = "'" + over + "'";
     Lock l(db, over, collecting<Options>(errors));
-    const std::initializer_list<std::string_view> says = {quoted, "not held by the caller",
-                                                          "more unlocks than locks"};
+    const std::initializer_list<std::string_view> says = {quoted, "not held by the caller", "more unlocks than locks"};
     auto before = read_lock_state(db);
     expect_error<not_held>([&] { l.release(); }, says, "release without lock");
     EXPECT_EQ(read_lock_state(db), before);
@@ -135,8 +134,7 @@ TEST_P(BadInputAdvisoryReleaseTest, ReleasingTheWrongModeIsNotHeld) {
   EXPECT_TRUE(l.holds());
   l.release();
   l.lock_shared();
-  expect_error<not_held>([&] { l.release(); }, {"advisory lock 'modes'", "shared"},
-                         "release while holding shared");
+  expect_error<not_held>([&] { l.release(); }, {"advisory lock 'modes'", "shared"}, "release while holding shared");
   EXPECT_TRUE(l.holds_shared());
   l.release_shared();
 }
@@ -144,8 +142,8 @@ TEST_P(BadInputAdvisoryReleaseTest, ReleasingTheWrongModeIsNotHeld) {
 TEST_P(BadInputReleaseTest, RowLockReentryIsInvalidArgument) {
   auto db = open();
   if (!supports_row_locks(db)) {
-    expect_error<not_supported>([&] { with_row_lock(db, "outer", [](row_lock_tx&) {}); },
-                                {"row locks", "table_lock"}, "with_row_lock on SQLite");
+    expect_error<not_supported>([&] { with_row_lock(db, "outer", [](row_lock_tx&) {}); }, {"row locks", "table_lock"},
+                                "with_row_lock on SQLite");
     return;
   }
   bool inner_ran = false;

@@ -550,8 +550,7 @@ class CliRunKindTest : public ::testing::TestWithParam<kind_case> {
   // (an ASan build takes most of a second per run).
   std::unique_ptr<cli_process> start_holder() const {
     auto p = std::make_unique<cli_process>(
-        run_args({}, {"sh", "-c", "touch '" + ready_file().string() + "'; " + wait_for_file_sh(release_file())}),
-        dir_);
+        run_args({}, {"sh", "-c", "touch '" + ready_file().string() + "'; " + wait_for_file_sh(release_file())}), dir_);
     EXPECT_TRUE(eventually([&] { return fs::exists(ready_file()) || !p->running(); })) << "holder never started";
     EXPECT_TRUE(fs::exists(ready_file())) << "holder exited early: " << p->err();
     return p;
@@ -631,7 +630,7 @@ TEST_P(CliRunSessionKindTest, KilledSessionEndsTheRunWithExit5) {
   // Sessions are traced by client port, which a container's port forwarding hides; the servers
   // of scripts/test-servers.sh (which write their ports) are reached directly.
   const bool ours = test_setting(GetParam().db.dialect == dialect_kind::postgresql ? "SQLLOCK_TEST_PG_PORT"
-                                                                                  : "SQLLOCK_TEST_MY_PORT")
+                                                                                   : "SQLLOCK_TEST_MY_PORT")
                         .has_value();
   if (sessions.empty() && !ours) GTEST_SKIP() << "sqllock's sessions cannot be traced to it on this server";
   ASSERT_FALSE(sessions.empty()) << "no database session of sqllock found";
@@ -696,9 +695,9 @@ TEST_P(CliRunQueueKindTest, ForcedReleaseStopsTheCommandAndExits5) {
   const trapping_command cmd(dir_);
   cli_process p(run_args({"--ttl", "1s"}, cmd.argv("TERM", 0)), dir_);
   ASSERT_TRUE(cmd.started(p)) << p.err();
-  cli_process release({"release", "--kind", GetParam().kind, "--db", GetParam().db.uri, "--table", table_, "--lock",
-                       lock_, "--force"},
-                      dir_);
+  cli_process release(
+      {"release", "--kind", GetParam().kind, "--db", GetParam().db.uri, "--table", table_, "--lock", lock_, "--force"},
+      dir_);
   ASSERT_EQ(release.wait(), 0) << release.err();
   EXPECT_NE(release.out().find("released the holding place 1 "), std::string::npos) << release.out();
   EXPECT_NE(release.out().find(" pid " + std::to_string(p.pid()) + " "), std::string::npos) << release.out();
@@ -752,32 +751,32 @@ class CliRunSqliteTest : public ::testing::Test {
 
 TEST_F(CliRunSqliteTest, BadInputIsAUsageError) {
   const std::vector<std::vector<std::string>> bad = {
-      {"run", "--db", uri_, "--", "true"},                                   // no --lock
-      {"run", "--db", uri_, "--lock", "", "--", "true"},                     // empty name
-      {"run", "--db", uri_, "--lock", "x"},                                  // no command
-      {"run", "--db", uri_, "--lock", "x", "--"},                            // empty command
-      {"run", "--db", uri_, "--lock", "x", "true"},                          // command without --
-      {"run", "--db", uri_, "--lock", "x", "--bogus", "--", "true"},         // unknown option
-      {"run", "--db", uri_, "--lock", "x", "--wait", "5x", "--", "true"},    // bad duration
-      {"run", "--db", uri_, "--lock", "x", "--wait", "-1", "--", "true"},    // negative
-      {"run", "--db", uri_, "--lock", "x", "--wait=", "--", "true"},         // empty
-      {"run", "--db", uri_, "--lock", "x", "--ttl", "1y", "--", "true"},     // unknown unit
-      {"run", "--db", uri_, "--lock", "x", "--ttl", "0", "--", "true"},      // zero ttl
+      {"run", "--db", uri_, "--", "true"},                                                   // no --lock
+      {"run", "--db", uri_, "--lock", "", "--", "true"},                                     // empty name
+      {"run", "--db", uri_, "--lock", "x"},                                                  // no command
+      {"run", "--db", uri_, "--lock", "x", "--"},                                            // empty command
+      {"run", "--db", uri_, "--lock", "x", "true"},                                          // command without --
+      {"run", "--db", uri_, "--lock", "x", "--bogus", "--", "true"},                         // unknown option
+      {"run", "--db", uri_, "--lock", "x", "--wait", "5x", "--", "true"},                    // bad duration
+      {"run", "--db", uri_, "--lock", "x", "--wait", "-1", "--", "true"},                    // negative
+      {"run", "--db", uri_, "--lock", "x", "--wait=", "--", "true"},                         // empty
+      {"run", "--db", uri_, "--lock", "x", "--ttl", "1y", "--", "true"},                     // unknown unit
+      {"run", "--db", uri_, "--lock", "x", "--ttl", "0", "--", "true"},                      // zero ttl
       {"run", "--db", uri_, "--lock", "x", "--wait", "99999999999999999999", "--", "true"},  // overflow
-      {"run", "--db", uri_, "--lock", "x", "-n", "--wait", "1s", "--", "true"},  // both
-      {"run", "--db", uri_, "--lock", "x", "-E", "256", "-n", "--", "true"},     // exit code range
+      {"run", "--db", uri_, "--lock", "x", "-n", "--wait", "1s", "--", "true"},              // both
+      {"run", "--db", uri_, "--lock", "x", "-E", "256", "-n", "--", "true"},                 // exit code range
       {"run", "--db", uri_, "--lock", "x", "-E", "x", "-n", "--", "true"},
-      {"run", "--db", uri_, "--lock", "x", "--kind", "advisory", "--", "true"},  // PostgreSQL only
-      {"run", "--db", uri_, "--lock", "x", "--kind", "bogus", "--", "true"},     // unknown kind
-      {"run", "--db", uri_, "--lock", "x", "--kind", "named", "--ttl", "1s", "--", "true"},  // ttl: table only
-      {"run", "--db", uri_, "--lock", "x", "--kind", "fair", "--shared", "--", "true"},       // one mode
-      {"run", "--db", uri_, "--lock", "x", "--exclusive", "--", "true"},                      // table: one mode
-      {"run", "--db", uri_, "--lock", "x", "--kind", "semaphore", "--shared", "--", "true"},  // one mode
+      {"run", "--db", uri_, "--lock", "x", "--kind", "advisory", "--", "true"},                       // PostgreSQL only
+      {"run", "--db", uri_, "--lock", "x", "--kind", "bogus", "--", "true"},                          // unknown kind
+      {"run", "--db", uri_, "--lock", "x", "--kind", "named", "--ttl", "1s", "--", "true"},           // ttl: table only
+      {"run", "--db", uri_, "--lock", "x", "--kind", "fair", "--shared", "--", "true"},               // one mode
+      {"run", "--db", uri_, "--lock", "x", "--exclusive", "--", "true"},                              // table: one mode
+      {"run", "--db", uri_, "--lock", "x", "--kind", "semaphore", "--shared", "--", "true"},          // one mode
       {"run", "--db", uri_, "--lock", "x", "--kind", "rw", "--shared", "--exclusive", "--", "true"},  // both
-      {"run", "--db", uri_, "--lock", "x", "--lock", "y", "--kind", "rw", "--", "true"},  // several: table only
-      {"run", "--db", uri_, "--lock", "x", "--kind", "fair", "--ttl", "0", "--", "true"},   // zero ttl
-      {"run", "--db", "nosuchscheme://x", "--lock", "x", "--", "true"},           // bad URI
-      {"run", "--db", "--lock", "x", "--", "true"},                               // --db without its value
+      {"run", "--db", uri_, "--lock", "x", "--lock", "y", "--kind", "rw", "--", "true"},   // several: table only
+      {"run", "--db", uri_, "--lock", "x", "--kind", "fair", "--ttl", "0", "--", "true"},  // zero ttl
+      {"run", "--db", "nosuchscheme://x", "--lock", "x", "--", "true"},                    // bad URI
+      {"run", "--db", "--lock", "x", "--", "true"},                                        // --db without its value
   };
   for (const auto& args : bad) {
     std::string err;
@@ -834,9 +833,8 @@ TEST_F(CliRunSqliteTest, SigintIsForwardedToo) {
 
 TEST_F(CliRunSqliteTest, UnmigratedSqliteFileExits4) {
   std::string err;
-  EXPECT_EQ(run_cli({"run", "--db", "sqlite://" + (dir_ / "empty.db").string(), "--lock", "x", "--", "true"}, dir_,
-                    &err),
-            4)
+  EXPECT_EQ(
+      run_cli({"run", "--db", "sqlite://" + (dir_ / "empty.db").string(), "--lock", "x", "--", "true"}, dir_, &err), 4)
       << err;
 }
 

@@ -15,8 +15,7 @@ TEST(Sha256, KnownVectors) {
   EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-  EXPECT_EQ(sha256_hex(std::string(1000000, 'a')),
-            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  EXPECT_EQ(sha256_hex(std::string(1000000, 'a')), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
   // Lengths around the padding boundary (55, 56, 63, 64 bytes) must not crash or collide.
   EXPECT_NE(sha256_hex(std::string(55, 'x')), sha256_hex(std::string(56, 'x')));
   EXPECT_NE(sha256_hex(std::string(63, 'x')), sha256_hex(std::string(64, 'x')));
@@ -60,8 +59,8 @@ TEST(Uri, MultiHostPostgresqlUrisGoToLibpqAsWritten) {
   EXPECT_EQ(parse_uri("postgresql://h1,h2/app").host, "h1,h2");
   const auto params = parse_uri("postgresql:///app?host=h1,h2&port=5432,5433&target_session_attrs=read-write");
   EXPECT_EQ(params.param("host"), "h1,h2");
-  for (const char* bad : {"postgresql://h1:5432,h2:99999/d", "postgresql://h1,,h2/d", "postgresql://h1:x,h2/d",
-                          "mysql://u@h1,h2/d"}) {
+  for (const char* bad :
+       {"postgresql://h1:5432,h2:99999/d", "postgresql://h1,,h2/d", "postgresql://h1:x,h2/d", "mysql://u@h1,h2/d"}) {
     EXPECT_THROW(parse_uri(bad), invalid_argument) << bad;
   }
 }
@@ -93,9 +92,8 @@ TEST(Uri, SqliteForms) {
 
 TEST(Uri, BadUrisSayWhatIsWrong) {
   for (const char* bad : {"", "nonsense", "redis://h/0", "postgresql:/h/d", "postgresql://h:0/d",
-                          "postgresql://h:99999/d", "postgresql://h:port/d", "mysql:///d", "sqlite:",
-                          "sqlite://", "postgresql://h/d%zz", "postgresql://h/d%0", "postgresql://h/a%00b",
-                          "mysql://u@h/d?flag"}) {
+                          "postgresql://h:99999/d", "postgresql://h:port/d", "mysql:///d", "sqlite:", "sqlite://",
+                          "postgresql://h/d%zz", "postgresql://h/d%0", "postgresql://h/a%00b", "mysql://u@h/d?flag"}) {
     EXPECT_THROW(parse_uri(bad), invalid_argument) << bad;
   }
   try {
@@ -116,8 +114,7 @@ TEST(Placeholders, RewritesPerStyleAndSkipsQuotesAndComments) {
   EXPECT_EQ(colon.sql, "SELECT :p1, '$2', \"$3\", :p2 -- $9\n, :p3 /* $8 */");
   EXPECT_EQ(colon.order, (std::vector<std::size_t>{0, 1, 0}));
   EXPECT_EQ(rewrite_placeholders("SELECT 'it''s $1'", placeholder_style::question).order.size(), 0u);
-  EXPECT_EQ(rewrite_placeholders("SELECT $10", placeholder_style::question).order,
-            (std::vector<std::size_t>{9}));
+  EXPECT_EQ(rewrite_placeholders("SELECT $10", placeholder_style::question).order, (std::vector<std::size_t>{9}));
   EXPECT_THROW(rewrite_placeholders("SELECT $0", placeholder_style::question), invalid_argument);
   EXPECT_THROW(rewrite_placeholders("SELECT $x", placeholder_style::question), invalid_argument);
 }
@@ -126,8 +123,8 @@ TEST(SqlText, TableNamesAreValidatedAndQuoted) {
   EXPECT_NO_THROW(validate_table_name("distributed_lock"));
   EXPECT_NO_THROW(validate_table_name("_x9"));
   EXPECT_NO_THROW(validate_table_name(std::string(48, 'a')));
-  for (const std::string& bad : std::vector<std::string>{"", "9lives", "a-b", "a b", "a\"b", "a`b", "a;DROP TABLE x", "ä",
-                                std::string(49, 'a'), std::string("a\0b", 3)}) {
+  for (const std::string& bad : std::vector<std::string>{"", "9lives", "a-b", "a b", "a\"b", "a`b", "a;DROP TABLE x",
+                                                         "ä", std::string(49, 'a'), std::string("a\0b", 3)}) {
     EXPECT_THROW(validate_table_name(bad), invalid_argument) << bad;
   }
   EXPECT_EQ(quote_identifier(dialect_kind::postgresql, "select"), "\"select\"");

@@ -25,7 +25,6 @@
 
 namespace sqllock::test {
 
-
 namespace {
 
 using namespace std::chrono_literals;
@@ -101,7 +100,8 @@ TEST_P(DriverConformance, SessionIsSetUpForSqllock) {
   switch (GetParam().dialect) {
     case dialect_kind::mysql: {
       // Strict mode (bad values fail instead of being truncated), UTC, and 4-byte UTF-8.
-      const auto r = conn_->exec_direct("SELECT @@SESSION.sql_mode, @@SESSION.time_zone, @@SESSION.character_set_client");
+      const auto r = conn_->exec_direct(
+          "SELECT @@SESSION.sql_mode, @@SESSION.time_zone, @@SESSION.character_set_client");
       ASSERT_EQ(r.rows.size(), 1u);
       const std::string mode = r.rows[0][0].value_or("");
       for (const char* flag : {"STRICT_ALL_TABLES", "NO_ZERO_DATE", "NO_ZERO_IN_DATE", "ERROR_FOR_DIVISION_BY_ZERO",
@@ -118,8 +118,7 @@ TEST_P(DriverConformance, SessionIsSetUpForSqllock) {
       EXPECT_EQ(scalar(conn_->exec_direct("PRAGMA synchronous")), "1");
       EXPECT_GE(std::stoll(scalar(conn_->exec_direct("PRAGMA busy_timeout")).value_or("0")), 1000);
       break;
-    case dialect_kind::postgresql:
-      break;  // libpq's defaults are what sqllock needs
+    case dialect_kind::postgresql: break;  // libpq's defaults are what sqllock needs
   }
 }
 
@@ -169,7 +168,8 @@ TEST_P(DriverConformance, BindsNull) {
   ASSERT_EQ(r.rows.size(), 1u);
   EXPECT_EQ(r.rows[0], (detail::row{std::nullopt, std::nullopt}));
   // The same statement with values where NULLs were, then NULLs again.
-  exec("INSERT INTO " + table_ + " (id, name, n) VALUES ($1, $2, $3)", {std::int64_t{2}, std::string("x"), std::int64_t{7}});
+  exec("INSERT INTO " + table_ + " (id, name, n) VALUES ($1, $2, $3)",
+       {std::int64_t{2}, std::string("x"), std::int64_t{7}});
   exec("INSERT INTO " + table_ + " (id, name, n) VALUES ($1, $2, $3)", {std::int64_t{3}, value{}, value{}});
   EXPECT_EQ(scalar(exec("SELECT COUNT(*) FROM " + table_ + " WHERE name IS NULL AND n IS NULL", {})), "2");
   EXPECT_EQ(scalar(exec("SELECT n FROM " + table_ + " WHERE name = $1", {std::string("x")})), "7");
@@ -188,16 +188,15 @@ TEST_P(DriverConformance, RepeatedPlaceholderTakesTheSameValue) {
 }
 
 TEST_P(DriverConformance, PlaceholdersInsideLiteralsAndCommentsAreText) {
-  exec("INSERT INTO " + table_ + " (id, name) VALUES ($1, 'cost: $1 and ''$2'' :p1 ?')",
-       {std::int64_t{1}});
+  exec("INSERT INTO " + table_ + " (id, name) VALUES ($1, 'cost: $1 and ''$2'' :p1 ?')", {std::int64_t{1}});
   EXPECT_EQ(scalar(exec("SELECT name FROM " + table_ + " WHERE id = $1", {std::int64_t{1}})),
             "cost: $1 and '$2' :p1 ?");
   EXPECT_EQ(scalar(exec("SELECT name FROM " + table_ + " WHERE name <> $1", {std::string("$1")})),
             "cost: $1 and '$2' :p1 ?");
   // Comments may hold anything a parser could mistake for a parameter.
-  EXPECT_EQ(scalar(exec("SELECT /* note: $2 :p2 ? */ id FROM " + table_ + " -- why: $3\n WHERE id = $1",
-                        {std::int64_t{1}})),
-            "1");
+  EXPECT_EQ(
+      scalar(exec("SELECT /* note: $2 :p2 ? */ id FROM " + table_ + " -- why: $3\n WHERE id = $1", {std::int64_t{1}})),
+      "1");
 }
 
 TEST_P(DriverConformance, AffectedRows) {

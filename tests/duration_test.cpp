@@ -45,8 +45,9 @@ TEST(DurationTest, FractionsLikeFlocksWait) {
 }
 
 TEST(DurationTest, RejectsJunkWithTheAcceptedForms) {
-  for (const char* bad : {"", "-1", "-0.5", "+1", " 1", "1 ", "1 s", "s", "ms", ".", "1.", "1..2", "1.2.3", "1e3",
-                          "0x10", "1d", "1S", "1sec", "10s5", "one", "1,5", "1.0000000001", "inf", "nan"}) {
+  for (const char* bad :
+       {"",    "-1",   "-0.5", "+1", " 1",   "1 ",   "1 s", "s",   "ms",           ".",   "1.", "1..2", "1.2.3",
+        "1e3", "0x10", "1d",   "1S", "1sec", "10s5", "one", "1,5", "1.0000000001", "inf", "nan"}) {
     const std::string msg = rejection(bad);
     EXPECT_NE(msg, "") << "'" << bad << "' must be rejected";
     EXPECT_NE(msg.find("--wait"), std::string::npos) << msg;

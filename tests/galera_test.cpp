@@ -146,7 +146,7 @@ class GaleraTest : public ::testing::Test {
         timeout);
   }
 
-  std::vector<std::string> uris_;        // as the runtime role (or the owner when there is none)
+  std::vector<std::string> uris_;  // as the runtime role (or the owner when there is none)
   std::vector<std::string> owner_uris_;
   std::string table_;
 };
@@ -159,10 +159,8 @@ TEST_F(GaleraTest, NamedLockIsRefusedOnEveryNode) {
     auto db = open(n);
     named_lock lock(db, "job");
     const std::initializer_list<std::string_view> says = {
-        "named lock 'job' refused",
-        "is a node of a 3-node Galera cluster (wsrep_on=ON, wsrep_cluster_size=3)",
-        "GET_LOCK only locks on the node that runs it",
-        "Use sqllock::table_lock, which is safe on Galera",
+        "named lock 'job' refused", "is a node of a 3-node Galera cluster (wsrep_on=ON, wsrep_cluster_size=3)",
+        "GET_LOCK only locks on the node that runs it", "Use sqllock::table_lock, which is safe on Galera",
         "add ?galera=pinned to the URI if every client of these locks connects to the same node"};
     const auto m = expect_error<not_supported>([&] { (void)lock.try_lock(); }, says, "try_lock");
     EXPECT_NE(m.find(detail::parse_uri(uri(n)).display), std::string::npos) << m;
@@ -346,22 +344,22 @@ TEST_F(GaleraTest, RowLocksWorkWithTheOptIn) {
 
 // What the processes of a contention run share (an anonymous shared mapping made before fork).
 struct board {
-  std::atomic<int> holders{0};          // processes inside the critical section now
-  std::atomic<int> overlaps{0};         // entries that found another holder inside
+  std::atomic<int> holders{0};   // processes inside the critical section now
+  std::atomic<int> overlaps{0};  // entries that found another holder inside
   std::atomic<std::int64_t> last_fence{0};
   std::atomic<int> fence_regressions{0};  // grants whose fence was not above the previous grant's
   std::atomic<bool> stop{false};
   std::atomic<int> last_holder{0};  // the node of the latest grant
   std::atomic<int> handoffs{0};     // grants on another node than the previous grant
   std::atomic<int> grants[kNodes] = {};
-  std::atomic<int> retryable[kNodes] = {};  // 1213 (certification conflict) surfaced as an error
-  std::atomic<int> failures[kNodes] = {};   // any other error
-  std::atomic<std::int64_t> last_grant_ms[kNodes] = {};  // steady clock, ms since `epoch`
-  std::atomic<std::int64_t> max_gap_after_kill_ms{0};    // longest pause between survivors' grants
-  std::atomic<std::int64_t> max_gap_end_ms{0};           // when it ended
-  std::atomic<std::int64_t> restart_ms{-1};              // when node 3's restart began
+  std::atomic<int> retryable[kNodes] = {};                // 1213 (certification conflict) surfaced as an error
+  std::atomic<int> failures[kNodes] = {};                 // any other error
+  std::atomic<std::int64_t> last_grant_ms[kNodes] = {};   // steady clock, ms since `epoch`
+  std::atomic<std::int64_t> max_gap_after_kill_ms{0};     // longest pause between survivors' grants
+  std::atomic<std::int64_t> max_gap_end_ms{0};            // when it ended
+  std::atomic<std::int64_t> restart_ms{-1};               // when node 3's restart began
   std::atomic<std::int64_t> max_gap_after_restart_ms{0};  // longest pause since then
-  std::atomic<std::int64_t> kill_ms{-1};                 // when node 3 was killed (-1: not yet)
+  std::atomic<std::int64_t> kill_ms{-1};                  // when node 3 was killed (-1: not yet)
   std::atomic<std::int64_t> survivor_last_ms{0};
   steady::time_point epoch;
   char first_failure[kNodes][240] = {};
@@ -406,7 +404,7 @@ int contend(board& b, const std::string& uri, int node, const std::string& table
   o.table = table;
   o.connect_timeout = 2s;
   table_lock_options lo;
-  lo.ttl = 3s;  // a holder on a killed node blocks the name for at most this long
+  lo.ttl = 3s;                                        // a holder on a killed node blocks the name for at most this long
   lo.on_unlock_error = [](const std::exception&) {};  // a release stalled past the lease: counted below
   std::optional<database> db;
   std::minstd_rand rng(static_cast<unsigned>(::getpid()));
@@ -507,8 +505,8 @@ TEST_F(GaleraTest, TableLockSurvivesAKilledNode) {
   if (HasFatalFailure()) return;
   // The survivors keep quorum; their commits stall until the cluster has dropped node 3 (~6 s).
   auto survivor = open(1);
-  const bool dropped =
-      eventually([&] { return show(survivor, "SHOW GLOBAL STATUS LIKE 'wsrep_cluster_size'") == "2"; }, scaled(20s));
+  const bool dropped = eventually([&] { return show(survivor, "SHOW GLOBAL STATUS LIKE 'wsrep_cluster_size'") == "2"; },
+                                  scaled(20s));
   const auto dropped_ms = since_kill();
   const int at_drop = survivor_grants();
   const bool resumed = eventually([&] { return survivor_grants() >= at_drop + 10; }, scaled(10s));

@@ -140,8 +140,7 @@ TEST(GaleraProbe, AServerWithoutGaleraCostsOneStatement) {
 TEST(GaleraProbe, AGaleraNodeIsAskedBothAndRowsAreMatchedByExactName) {
   auto node = galera_node("3");
   // LIKE's '_' matches any character: a lookalike row must not be taken for the real one.
-  node.answers[probe().cluster_size].insert(node.answers[probe().cluster_size].begin(),
-                                            row{"wsrepXcluster_size", "1"});
+  node.answers[probe().cluster_size].insert(node.answers[probe().cluster_size].begin(), row{"wsrepXcluster_size", "1"});
   const auto v = probe_galera(node, probe());
   EXPECT_TRUE(v.multi_node);
   EXPECT_EQ(v.cluster_size, 3);
@@ -227,8 +226,7 @@ TEST_F(GaleraCaller, RefusedWithTheAdaptersOptIn) {
                      "3-node Galera cluster"),
               std::string::npos)
         << m;
-    EXPECT_NE(m.find("call sqllock::set_caller_row_locks_galera_pinned(true) if every client"), std::string::npos)
-        << m;
+    EXPECT_NE(m.find("call sqllock::set_caller_row_locks_galera_pinned(true) if every client"), std::string::npos) << m;
   }
 }
 

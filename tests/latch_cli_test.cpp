@@ -127,21 +127,31 @@ TEST_P(LatchCliTest, AWaitingProcessReturnsWhenAnotherOpensTheLatch) {
 }
 
 TEST_P(LatchCliTest, BadCommandLinesAreUsageErrorsAndChangeNothing) {
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{}, {"arm", "x", "1"}, {"create", "x"}, {"create", "x", "zero"},
-        {"create", "x", "0"}, {"create", "x", "1000001"}, {"create", "x", "-3"}, {"create", "x", "1", "extra"},
-        {"create", "x", "1", "--ttl", "0"}, {"create", "x", "1", "--timeout", "1"}, {"wait"},
-        {"wait", "x", "--ttl", "1s"}, {"count-down", "x", "--json"}, {"status", "x", "--participant", "p"},
-        {"count-down", "x", "--participant", ""}, {"create", "", "1"}, {"create", "x", "1", "--bogus"}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{},
+                                               {"arm", "x", "1"},
+                                               {"create", "x"},
+                                               {"create", "x", "zero"},
+                                               {"create", "x", "0"},
+                                               {"create", "x", "1000001"},
+                                               {"create", "x", "-3"},
+                                               {"create", "x", "1", "extra"},
+                                               {"create", "x", "1", "--ttl", "0"},
+                                               {"create", "x", "1", "--timeout", "1"},
+                                               {"wait"},
+                                               {"wait", "x", "--ttl", "1s"},
+                                               {"count-down", "x", "--json"},
+                                               {"status", "x", "--participant", "p"},
+                                               {"count-down", "x", "--participant", ""},
+                                               {"create", "", "1"},
+                                               {"create", "x", "1", "--bogus"}}) {
     const auto r = cli(args);
     EXPECT_EQ(r.code, 2) << "latch " << ::testing::PrintToString(args) << ": " << r.err;
   }
   auto db = open();
   EXPECT_EQ(latch(db, "x").state(), std::nullopt) << "nothing was created";
   // A name that starts with '-' goes after "--".
-  const auto r = run_program({SQLLOCK_CLI, "latch", "--db", GetParam().uri, "--table", table_, "create", "--",
-                              "-dash", "1"},
-                             dir_);
+  const auto r = run_program(
+      {SQLLOCK_CLI, "latch", "--db", GetParam().uri, "--table", table_, "create", "--", "-dash", "1"}, dir_);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(latch(db, "-dash").state());
   const auto help = run_program({SQLLOCK_CLI, "latch", "--help"}, dir_);

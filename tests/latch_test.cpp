@@ -32,7 +32,9 @@ class LatchTest : public LockTableTest {
  protected:
   std::int64_t count_rows(const database& db, const std::string& suffix, const std::string& where = "") const {
     return std::stoll(sql(db, "SELECT COUNT(*) FROM " + table_ + suffix + (where.empty() ? "" : " WHERE " + where))
-                          .rows.at(0).at(0).value());
+                          .rows.at(0)
+                          .at(0)
+                          .value());
   }
   std::int64_t latch_rows(const database& db, const std::string& where = "") const {
     return count_rows(db, "_latches", where);
@@ -45,10 +47,9 @@ class LatchTest : public LockTableTest {
   // change.
   std::vector<std::string> snapshot(const database& db) const {
     std::vector<std::string> out;
-    for (const auto& [from, order] :
-         {std::pair<std::string, std::string>{table_ + "_latches", "resource"},
-          {table_ + "_latch_arrivals", "resource, generation, participant"},
-          {table_, "resource"}}) {
+    for (const auto& [from, order] : {std::pair<std::string, std::string>{table_ + "_latches", "resource"},
+                                      {table_ + "_latch_arrivals", "resource, generation, participant"},
+                                      {table_, "resource"}}) {
       for (const auto& r : sql(db, "SELECT * FROM " + from + " ORDER BY " + order).rows) {
         std::string line = from;
         for (const auto& f : r) line.append("|").append(f.value_or("NULL"));
@@ -337,12 +338,12 @@ TEST_P(LatchTest, BadInputIsRefusedAndChangesNothing) {
     expect_error<invalid_argument>([&] { (void)l.count_down(bad.bytes); }, {"participant id", bad.says},
                                    "participant " + bad.label);
   }
-  for (const std::int64_t count : {std::int64_t{0}, std::int64_t{-1}, max_latch_count + 1, std::int64_t{INT64_MIN},
-                                   std::int64_t{INT64_MAX}})
+  for (const std::int64_t count :
+       {std::int64_t{0}, std::int64_t{-1}, max_latch_count + 1, std::int64_t{INT64_MIN}, std::int64_t{INT64_MAX}})
     expect_error<invalid_argument>([&] { (void)latch(db, "new").try_create(count); },
                                    {"count must be between 1 and 1000000"}, "count " + std::to_string(count));
-  for (const auto ttl : {0ms, -1ms, std::chrono::milliseconds(std::chrono::hours(24 * 366)),
-                         std::chrono::milliseconds::min()})
+  for (const auto ttl :
+       {0ms, -1ms, std::chrono::milliseconds(std::chrono::hours(24 * 366)), std::chrono::milliseconds::min()})
     expect_error<invalid_argument>([&] { (void)latch(db, "new").try_create(1, {.ttl = ttl}); },
                                    {"ttl must be between 1 ms and 365 days"}, "ttl " + std::to_string(ttl.count()));
   latch absent(db, "absent");
@@ -458,10 +459,9 @@ TEST_P(LatchTest, TheReaperReportsLatchBatchesAndRefusesABadRetention) {
     ASSERT_TRUE(l.count_down().open());
   }
   std::vector<std::uint64_t> batches;
-  EXPECT_EQ(reap(db, {.batch_size = 2,
-                      .on_batch = [&](std::uint64_t n) { batches.push_back(n); },
-                      .latch_retention = 0ms}),
-            5u);
+  EXPECT_EQ(
+      reap(db, {.batch_size = 2, .on_batch = [&](std::uint64_t n) { batches.push_back(n); }, .latch_retention = 0ms}),
+      5u);
   std::erase(batches, 0u);  // the lock rows' pass found nothing
   EXPECT_EQ(batches, (std::vector<std::uint64_t>{2, 2, 1})) << "each latch batch, as it committed";
   EXPECT_THROW(reap(db, {.latch_retention = -1ms}), invalid_argument);

@@ -69,8 +69,8 @@ TEST_P(MigrateTest, EditedMigrationIsRefused) {
   const auto table = unique_name("lk");
   auto db = open(table);
   migrate(db);
-  sql(db, "UPDATE sqllock_schema_migrations SET checksum = 'tampered' WHERE lock_table = '" + table +
-              "' AND version = 1");
+  sql(db,
+      "UPDATE sqllock_schema_migrations SET checksum = 'tampered' WHERE lock_table = '" + table + "' AND version = 1");
   try {
     migrate(db);
     FAIL() << "migrate accepted an edited migration";
@@ -99,7 +99,7 @@ TEST_P(MigrateTest, EightProcessesRacingOnAFreshDatabaseApplyEachMigrationOnce) 
   const std::string uri = fresh_database_uri(GetParam().uri, GetParam().dialect);
   const std::string tables[] = {"distributed_lock", "second_lock"};
   constexpr int kProcesses = 8;
-  constexpr int kApplied = 10;  // exit status 10 + the number of migrations this process applied
+  constexpr int kApplied = 10;                  // exit status 10 + the number of migrations this process applied
   std::vector<std::pair<pid_t, int>> children;  // pid, table index
   int go[2];
   ASSERT_EQ(::pipe(go), 0);
@@ -135,13 +135,14 @@ TEST_P(MigrateTest, EightProcessesRacingOnAFreshDatabaseApplyEachMigrationOnce) 
   }
   for (int t = 0; t < 2; ++t) {
     EXPECT_EQ(applied[t], known) << tables[t] << ": each migration applied by exactly one process";
-    EXPECT_EQ(count(db, "SELECT COUNT(*) FROM sqllock_schema_migrations WHERE lock_table = '" + tables[t] + "'"), known);
+    EXPECT_EQ(count(db, "SELECT COUNT(*) FROM sqllock_schema_migrations WHERE lock_table = '" + tables[t] + "'"),
+              known);
   }
   EXPECT_TRUE(migrate(db).applied.empty());
 }
 
 TEST_P(MigrateTest, EmbeddedMigrationsMatchTheFilesInTheSourceTree) {
-  const std::string dir = GetParam().dialect == dialect_kind::sqlite ? "sqlite3"
+  const std::string dir = GetParam().dialect == dialect_kind::sqlite  ? "sqlite3"
                           : GetParam().dialect == dialect_kind::mysql ? "mysql"
                                                                       : "postgresql";
   for (const auto& m : known_migrations(GetParam().dialect)) {

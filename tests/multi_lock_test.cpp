@@ -276,8 +276,8 @@ TEST_P(MultiLockTest, BadInputIsRefusedBeforeAnythingIsSent) {
   for (const auto& b : bad) {
     const auto what = expect_error<invalid_argument>([&] { multi_lock(db, b.set); }, {}, b.label);
     for (const auto& fragment : b.says)
-      EXPECT_NE(what.find(fragment), std::string::npos) << b.label << ": the message should contain '" << fragment
-                                                        << "': " << what;
+      EXPECT_NE(what.find(fragment), std::string::npos)
+          << b.label << ": the message should contain '" << fragment << "': " << what;
   }
   for (const auto ttl : {0ms, -1ms, std::chrono::milliseconds(std::chrono::hours(24 * 366))}) {
     expect_error<invalid_argument>([&] { multi_lock(db, {"a", "b"}, opts(ttl)); }, {"ttl"}, "ttl");
@@ -473,9 +473,10 @@ TEST_P(MultiLockTest, OneAttemptCostsTheRoundTripsOfItsDialectWhateverTheNumberO
     for (auto& l : singles) ASSERT_TRUE(l->try_lock());
   });
   for (auto& l : singles) l->unlock();
-  std::printf("[ info ] %s: 10-name multi_lock: %d round trips granted, %d refused, %d to release; "
-              "10 table_locks: %d\n",
-              GetParam().name.c_str(), granted, refused, released, sequential);
+  std::printf(
+      "[ info ] %s: 10-name multi_lock: %d round trips granted, %d refused, %d to release; "
+      "10 table_locks: %d\n",
+      GetParam().name.c_str(), granted, refused, released, sequential);
   switch (GetParam().dialect) {
     case dialect_kind::postgresql:
       EXPECT_EQ(granted, 3) << "BEGIN, the statement, COMMIT";
@@ -643,8 +644,8 @@ TEST_P(MultiLockProcessTest, ProcessesOnOverlappingSetsNeverSeeAPartialSetNorLos
               {std::int64_t{::getpid()}, std::int64_t{id}});
         }
         for (int id : ids) {
-          const auto v = std::stoll(sql(db, "SELECT v FROM " + counters + " WHERE id = $1", {std::int64_t{id}})
-                                        .rows.at(0).at(0).value());
+          const auto v = std::stoll(
+              sql(db, "SELECT v FROM " + counters + " WHERE id = $1", {std::int64_t{id}}).rows.at(0).at(0).value());
           std::this_thread::sleep_for(200us);
           sql(db, "UPDATE " + counters + " SET v = $1, inside = 0 WHERE id = $2",
               {std::int64_t{v + 1}, std::int64_t{id}});

@@ -29,7 +29,8 @@ class NamedLockTest : public SessionLockTest {
 
 TEST_P(NamedLockTest, ServerNamesFollowTheDocumentedRule) {
   auto db = open();
-  for (const std::string& name : std::vector<std::string>{"job", "A", "a", "Grüße, 世界 🙂", std::string(255, 'x')}) {
+  for (const std::string& name :
+       std::vector<std::string>{"job", "A", "a", "Grüße, 世界 🙂", std::string(255, 'x')}) {
     const auto mapped = named_lock_server_name(name);
     EXPECT_EQ(mapped.size(), 64u);
     EXPECT_EQ(mapped.rfind("sqllock:", 0), 0u);

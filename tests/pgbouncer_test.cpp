@@ -161,9 +161,7 @@ TEST_F(PgbouncerTest, UnnamedStatementsAllRunRightOnEitherDriver) {
 
 // A counter in a file, for processes that share nothing but a lock.
 long read_counter(const std::filesystem::path& file) { return std::stol(read_text(file)); }
-void write_counter(const std::filesystem::path& file, long v) {
-  std::ofstream(file, std::ios::trunc) << v;
-}
+void write_counter(const std::filesystem::path& file, long v) { std::ofstream(file, std::ios::trunc) << v; }
 
 // Both PostgreSQL drivers with ?prepare=off.
 std::vector<std::string> pooled_uris() {
@@ -202,8 +200,8 @@ TEST_F(PgbouncerTest, ASessionAdvisoryLockIsNeverGrantedToASecondClient) {
       }
     }
     EXPECT_GT(refused, 0) << uri << ": no attempt reached the holder's server session";
-    std::cout << uri << ": 40 attempts by other clients: " << refused << " refused (holder's server session), "
-              << busy << " saw it held\n";
+    std::cout << uri << ": 40 attempts by other clients: " << refused << " refused (holder's server session), " << busy
+              << " saw it held\n";
     try {
       held.unlock();
     } catch (const error&) {
@@ -329,10 +327,9 @@ TEST_F(PgbouncerTest, TheCliRunsThroughThePooler) {
   for (int p = 0; p < 4; ++p) {
     std::string lock = "y";
     lock += std::to_string(p);
-    named.push_back(std::make_unique<program>(
-        std::vector<std::string>{SQLLOCK_CLI, "run", "--db", bouncer_uri(), "--table", table, "--lock", lock, "--",
-                                 "true"},
-        make_temp_dir("sqllock-pgbouncer-named")));
+    named.push_back(std::make_unique<program>(std::vector<std::string>{SQLLOCK_CLI, "run", "--db", bouncer_uri(),
+                                                                       "--table", table, "--lock", lock, "--", "true"},
+                                              make_temp_dir("sqllock-pgbouncer-named")));
   }
   for (auto& run : named) {
     const int code = run->wait(60s);

@@ -27,7 +27,7 @@ class PrivilegeTest : public LockTableTest {
     if (!GetParam().least_privilege()) {
       // scripts/test-servers.sh writes a port for each server it starts, and always a runtime URI.
       const bool ours = test_setting(GetParam().dialect == dialect_kind::postgresql ? "SQLLOCK_TEST_PG_PORT"
-                                                                                     : "SQLLOCK_TEST_MY_PORT")
+                                                                                    : "SQLLOCK_TEST_MY_PORT")
                             .has_value();
       if (ours) FAIL() << "test-servers.sh started this server, so a runtime role other than the owner is expected";
       GTEST_SKIP() << "no least-privilege role configured; set SQLLOCK_TEST_{PG,MYSQL}_RUNTIME_URI";
@@ -82,10 +82,10 @@ TEST_P(PrivilegeTest, TheRuntimeRoleEnqueuesOnTheWaitQueueAndDrawsTickets) {
   const auto q = detail::queue_statements(GetParam().dialect, table_);
   const auto enqueue = [&](const std::string& owner) {
     auto c = detail::database_access::impl(db).borrow();
-    auto r = c->exec(q->enqueue, std::vector<detail::value>{std::string("job"), std::string("F"), owner,
-                                                            std::string("s"), std::string("h"), std::int64_t{1},
-                                                            std::string("t"), std::int64_t{60000}, std::int64_t{1},
-                                                            std::int64_t{1}});
+    auto r = c->exec(
+        q->enqueue, std::vector<detail::value>{std::string("job"), std::string("F"), owner, std::string("s"),
+                                               std::string("h"), std::int64_t{1}, std::string("t"), std::int64_t{60000},
+                                               std::int64_t{1}, std::int64_t{1}});
     if (q->enqueue_reads_back)
       r = c->exec(q->enqueue_readback, std::vector<detail::value>{std::string("job"), std::string("F"), owner});
     return std::stoll(r.rows.at(0).at(0).value());

@@ -220,10 +220,16 @@ TEST_P(QueueLockTest, AnAcquireDoesNotJoinAnOrphanedPlaceOfItsOwner) {
     rw_lock_options o;
     o.owner = "job";
     rw_lock l(db, name, o);
-    if (write) l.lock(); else l.lock_shared();
+    if (write)
+      l.lock();
+    else
+      l.lock_shared();
     EXPECT_GT(l.fence(), orphan) << "a place of its own, at the back";
     EXPECT_EQ(entries(db, name, 'R'), 1) << "the orphan was deleted";
-    if (write) l.unlock(); else l.unlock_shared();
+    if (write)
+      l.unlock();
+    else
+      l.unlock_shared();
     EXPECT_EQ(entries(db, name, 'R'), 0) << "nothing is left behind";
     EXPECT_TRUE(rw_lock(open(), name).try_lock()) << "nobody is locked out";
   }

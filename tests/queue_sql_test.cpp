@@ -104,9 +104,8 @@ class QueueSqlTest : public LockTableTest {
 
   // release as the contract describes it: one statement, or the last-level delete and then the
   // decrement (and read-back). nullopt: no such entry.
-  std::optional<counts> release(const database& db, const std::string& resource,
-                                                               const std::string& kind, std::int64_t ticket,
-                                                               const std::string& owner, bool write) const {
+  std::optional<counts> release(const database& db, const std::string& resource, const std::string& kind,
+                                std::int64_t ticket, const std::string& owner, bool write) const {
     auto c = detail::database_access::impl(db).borrow();
     std::vector<detail::value> params = {resource, kind, ticket, owner, std::int64_t{write ? 1 : 0}};
     if (q_->release_decrement.empty()) {
@@ -127,9 +126,8 @@ class QueueSqlTest : public LockTableTest {
     if (r.rows.empty()) return std::nullopt;
     return std::pair(as_int(r.rows[0].at(0)), as_int(r.rows[0].at(1)));
   }
-  std::optional<counts> release(const std::string& resource, const std::string& kind,
-                                                               std::int64_t ticket, const std::string& owner,
-                                                               bool write) const {
+  std::optional<counts> release(const std::string& resource, const std::string& kind, std::int64_t ticket,
+                                const std::string& owner, bool write) const {
     return release(*db_, resource, kind, ticket, owner, write);
   }
 
@@ -156,10 +154,8 @@ class QueueSqlTest : public LockTableTest {
   // The SQL for "now + seconds" on the database's clock, in the column's own type.
   std::string now_plus(int seconds) const {
     switch (GetParam().dialect) {
-      case dialect_kind::postgresql:
-        return "clock_timestamp() + interval '" + std::to_string(seconds) + " seconds'";
-      case dialect_kind::mysql:
-        return "UTC_TIMESTAMP(6) + INTERVAL " + std::to_string(seconds) + " SECOND";
+      case dialect_kind::postgresql: return "clock_timestamp() + interval '" + std::to_string(seconds) + " seconds'";
+      case dialect_kind::mysql: return "UTC_TIMESTAMP(6) + INTERVAL " + std::to_string(seconds) + " SECOND";
       case dialect_kind::sqlite:
         return "strftime('%Y-%m-%d %H:%M:%f', 'now', '" + std::string(seconds < 0 ? "" : "+") +
                std::to_string(seconds) + " seconds')";
@@ -170,9 +166,10 @@ class QueueSqlTest : public LockTableTest {
   // Sets the expiry of owner's entry (by SQL on the database clock, e.g. now_plus(-1): expired).
   void set_expiry(const std::string& resource, const std::string& kind, const std::string& owner,
                   const std::string& expiry) const {
-    const auto r = run(*db_, "UPDATE " + queue() + " SET expires_at = " + expiry +
-                                 " WHERE resource = $1 AND kind = $2 AND owner_token = $3",
-                       {resource, kind, owner});
+    const auto r = run(
+        *db_,
+        "UPDATE " + queue() + " SET expires_at = " + expiry + " WHERE resource = $1 AND kind = $2 AND owner_token = $3",
+        {resource, kind, owner});
     ASSERT_EQ(r.affected, 1u) << "no entry of " << owner;
   }
   void expire(const std::string& resource, const std::string& kind, const std::string& owner) const {
@@ -198,9 +195,7 @@ class QueueSqlTest : public LockTableTest {
         .at(0)
         .value();
   }
-  std::string begin_statement() const {
-    return pg() ? "BEGIN" : my() ? "START TRANSACTION" : "BEGIN IMMEDIATE";
-  }
+  std::string begin_statement() const { return pg() ? "BEGIN" : my() ? "START TRANSACTION" : "BEGIN IMMEDIATE"; }
 
   std::shared_ptr<const detail::queue_sql> q_;
   std::optional<database> db_;
@@ -418,8 +413,9 @@ TEST_P(QueueSqlTest, AnEntryRenewedJustBeforeTheCheckIsNotDeleted) {
   database other = open();
   auto renewal = detail::database_access::impl(other).borrow();
   renewal->exec_direct(begin_statement());
-  const auto updated = run(*renewal, "UPDATE " + queue() + " SET expires_at = " + now_plus(60) +
-                                         " WHERE resource = $1 AND kind = $2 AND owner_token = $3",
+  const auto updated = run(*renewal,
+                           "UPDATE " + queue() + " SET expires_at = " + now_plus(60) +
+                               " WHERE resource = $1 AND kind = $2 AND owner_token = $3",
                            {std::string("job"), std::string("F"), std::string("a")});
   ASSERT_EQ(updated.affected, 1u);
   auto checking = std::async(std::launch::async, [&] { return check(open(), "job", "F", b.ticket, "b"); });
@@ -459,8 +455,9 @@ TEST_P(QueueSqlTest, ACheckWaitingForALockedEntryAheadBlocksNoEnqueue) {
   holder->exec_direct(begin_statement());
   // By its primary key: an UPDATE that scanned a range would lock it all (REPEATABLE READ).
   ASSERT_EQ(run(*holder,
-                "UPDATE " + queue() + " SET holder_host = holder_host "
-                "WHERE resource = $1 AND kind = $2 AND ticket = $3",
+                "UPDATE " + queue() +
+                    " SET holder_host = holder_host "
+                    "WHERE resource = $1 AND kind = $2 AND ticket = $3",
                 {std::string("job"), std::string("R"), e2.ticket})
                 .affected,
             my() ? 0u : 1u);  // MySQL counts changed rows only; the row is locked either way

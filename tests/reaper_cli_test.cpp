@@ -113,9 +113,11 @@ TEST_P(ReaperCliTest, DaemonReapsEveryIntervalAndStopsWithinOneSecondOfSigterm) 
   insert_rows(db, {.prefix = "later-", .count = 40, .expires_in = -1s});
   ASSERT_TRUE(eventually([&] { return rows(db) == 0; }, 20s)) << "the daemon did not reap new rows";
   ASSERT_TRUE(eventually([&] { return count_events(p.out(), {"event=pass"}) >= 3; }, 20s)) << p.out();
-  EXPECT_TRUE(eventually([&] { return metric(parse_metrics(read_text(metrics_file)), "sqllock_reaper_rows_reaped_total",
-                                             table_) == "40"; },
-                         5s));
+  EXPECT_TRUE(eventually(
+      [&] {
+        return metric(parse_metrics(read_text(metrics_file)), "sqllock_reaper_rows_reaped_total", table_) == "40";
+      },
+      5s));
 
   const auto sent = steady::now();
   ASSERT_EQ(::kill(p.pid(), SIGTERM), 0);
@@ -169,9 +171,12 @@ TEST_P(ReaperCliTest, TheShippedSystemdUnitCommandLineWorks) {
   EXPECT_EQ(count_events(p.out(), {"event=pass", "table=distributed_lock", "reaped=25"}), 1) << p.out();
   EXPECT_EQ(count_events(p.out(), {"event=start", "mode=interval", "interval_ms=30000", "batch=1000"}), 1) << p.out();
   // The pass is logged before the metrics file is replaced, so the file may lag the log line.
-  EXPECT_TRUE(eventually([&] { return metric(parse_metrics(read_text(metrics_file)), "sqllock_reaper_rows_reaped_total",
-                                             "distributed_lock") == "25"; },
-                         5s));
+  EXPECT_TRUE(eventually(
+      [&] {
+        return metric(parse_metrics(read_text(metrics_file)), "sqllock_reaper_rows_reaped_total", "distributed_lock") ==
+               "25";
+      },
+      5s));
   EXPECT_EQ(std::stoll(sql(db, "SELECT COUNT(*) FROM distributed_lock").rows.at(0).at(0).value()), 2);
   const auto sent = steady::now();
   ASSERT_EQ(::kill(p.pid(), SIGTERM), 0);  // systemd's KillSignal
@@ -227,17 +232,17 @@ TEST_F(ReaperCliErrors, UsageErrorsExitTwo) {
   EXPECT_EQ(help.code, 0);
   EXPECT_NE(help.out.find("usage: sqllock-reaper"), std::string::npos);
   for (const auto& args : std::vector<std::vector<std::string>>{
-           {"--db", db},                                      // neither --once nor --interval
-           {"--db", db, "--once", "--interval", "1s"},        // both
-           {"--db", db, "--interval", "5x"},                  // bad duration
-           {"--db", db, "--interval", "0s"},                  // zero interval
-           {"--db", db, "--once", "--batch", "0"},            // batch out of range
+           {"--db", db},                                // neither --once nor --interval
+           {"--db", db, "--once", "--interval", "1s"},  // both
+           {"--db", db, "--interval", "5x"},            // bad duration
+           {"--db", db, "--interval", "0s"},            // zero interval
+           {"--db", db, "--once", "--batch", "0"},      // batch out of range
            {"--db", db, "--once", "--batch", "100001"},
            {"--db", db, "--once", "--grace", "soon"},
-           {"--db", db, "--once", "--frobnicate"},            // unknown option
-           {"--db", db, "--once", "--table", "bad-name"},     // rejected by the library
-           {"--db", "nosuchdb://x", "--interval", "1s"},      // unknown scheme: no retrying
-           {"--once"},                                        // no database at all
+           {"--db", db, "--once", "--frobnicate"},         // unknown option
+           {"--db", db, "--once", "--table", "bad-name"},  // rejected by the library
+           {"--db", "nosuchdb://x", "--interval", "1s"},   // unknown scheme: no retrying
+           {"--once"},                                     // no database at all
        }) {
     std::vector<std::string> argv{SQLLOCK_REAPER};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -279,7 +284,8 @@ TEST_F(ReaperCliErrors, FailedPassesAreRetriedWithCappedExponentialBackoff) {
     std::vector<long long> out;
     std::istringstream in(p.err());
     for (std::string line; std::getline(in, line);)
-      if (const auto at = line.find(" retry_in_ms="); at != std::string::npos) out.push_back(std::stoll(line.substr(at + 13)));
+      if (const auto at = line.find(" retry_in_ms="); at != std::string::npos)
+        out.push_back(std::stoll(line.substr(at + 13)));
     return out;
   };
   ASSERT_TRUE(eventually([&] { return delays().size() >= 3; }, 15s)) << p.err();

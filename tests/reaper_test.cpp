@@ -262,8 +262,8 @@ TEST_P(ReaperTest, DeletesOnlyExpiredQueueEntriesAndLeavesLiveHoldersAndWaiters)
   insert_queue_entries(db, {.prefix = "gone-", .count = 600, .names = 2, .kind = 'R', .expires_in = -2min});
   insert_queue_entries(db, {.prefix = "recent-", .count = 5, .kind = 'R', .expires_in = -2s});
   // Live places written by hand: a waiting reader behind the dead ones.
-  insert_queue_entries(db, {.prefix = "gone-", .count = 1, .kind = 'R', .writers = false, .expires_in = 1h,
-                            .session = "live-session"});
+  insert_queue_entries(
+      db, {.prefix = "gone-", .count = 1, .kind = 'R', .writers = false, .expires_in = 1h, .session = "live-session"});
   ASSERT_EQ(list_queue_entries(db).size(), 4u + 3 + 2 + 1200 + 600 + 5 + 1);
   const auto fence_before = fence_source_value(db);
 

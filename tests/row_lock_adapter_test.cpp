@@ -112,9 +112,7 @@ class soci_app_session final : public app_session {
   bool try_lock_for(std::string_view name, std::chrono::milliseconds t, std::string_view table) override {
     return try_lock_row_for(session_, name, t, table);
   }
-  void lock_in_autocommit(std::string_view name, std::string_view table) override {
-    lock_row(session_, name, table);
-  }
+  void lock_in_autocommit(std::string_view name, std::string_view table) override { lock_row(session_, name, table); }
 
  private:
   soci::session session_;
@@ -205,14 +203,20 @@ class RowLockAdapterTest : public ::testing::TestWithParam<adapter_target> {
     const auto spec = detail::parse_uri(GetParam().uri);
     const std::string& name = GetParam().name;
     if (name == "pqxx_postgresql") return std::make_unique<pqxx_session>(spec.native_uri);
-    if (name == "soci_postgresql") return std::make_unique<soci_app_session>(soci::postgresql, detail::libpq_uri_with_connect_timeout(spec.native_uri, 5s));
+    if (name == "soci_postgresql")
+      return std::make_unique<soci_app_session>(soci::postgresql,
+                                                detail::libpq_uri_with_connect_timeout(spec.native_uri, 5s));
     if (name == "soci_mysql") return std::make_unique<soci_app_session>(soci::mysql, soci_mysql_connect(spec));
     return std::make_unique<cppconn_session>(spec);
   }
 
   bool mysql() const { return GetParam().dialect == dialect_kind::mysql; }
-  std::int64_t data_rows() const { return std::stoll(sql(*db_, "SELECT COUNT(*) FROM " + data_).rows.at(0).at(0).value()); }
-  std::string insert(int id) const { return "INSERT INTO " + data_ + " (id, v) VALUES (" + std::to_string(id) + ", 0)"; }
+  std::int64_t data_rows() const {
+    return std::stoll(sql(*db_, "SELECT COUNT(*) FROM " + data_).rows.at(0).at(0).value());
+  }
+  std::string insert(int id) const {
+    return "INSERT INTO " + data_ + " (id, v) VALUES (" + std::to_string(id) + ", 0)";
+  }
 
   std::string table_;
   std::string data_;

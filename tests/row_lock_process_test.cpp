@@ -36,7 +36,8 @@ TEST_P(RowLockProcessTest, TwoProcessesTakeNeverSeenNamesInTurnWithoutDeadlock) 
         with_row_lock(db, name, [&](row_lock_tx& tx) {
           // Both processes append v = (rows so far for this name); under mutual exclusion the
           // two values are 0 and 1, never 0 and 0.
-          const auto seen = tx.exec("SELECT COUNT(*) FROM " + log + " WHERE name = $1", {name}).rows.at(0).at(0).value();
+          const auto seen =
+              tx.exec("SELECT COUNT(*) FROM " + log + " WHERE name = $1", {name}).rows.at(0).at(0).value();
           std::this_thread::sleep_for(5ms);
           tx.exec("INSERT INTO " + log + " (name, pid, v) VALUES ($1, $2, $3)",
                   {name, std::int64_t{::getpid()}, std::int64_t{std::stoll(seen)}});

@@ -80,9 +80,7 @@ class holder {
   std::thread thread_;
 };
 
-TEST_P(RowLockTest, ServerDialectsSupportRowLocks) {
-  EXPECT_TRUE(supports_row_locks(open()));
-}
+TEST_P(RowLockTest, ServerDialectsSupportRowLocks) { EXPECT_TRUE(supports_row_locks(open())); }
 
 TEST_P(RowLockTest, CommitKeepsTheFunctionsWritesAndReturnsItsValue) {
   auto db = open();
@@ -103,13 +101,13 @@ TEST_P(RowLockTest, CommitKeepsTheFunctionsWritesAndReturnsItsValue) {
 TEST_P(RowLockTest, AnExceptionRollsBackTheWritesAndReleasesTheLock) {
   auto db = open();
   const auto data = make_data_table();
-  EXPECT_THROW(with_row_lock(db, "account",
-                             [&](row_lock_tx& tx) {
-                               tx.exec("INSERT INTO " + data + " (id, v) VALUES ($1, $2)",
-                                       {std::int64_t{1}, std::int64_t{10}});
-                               throw std::runtime_error("boom");
-                             }),
-               std::runtime_error);
+  EXPECT_THROW(
+      with_row_lock(db, "account",
+                    [&](row_lock_tx& tx) {
+                      tx.exec("INSERT INTO " + data + " (id, v) VALUES ($1, $2)", {std::int64_t{1}, std::int64_t{10}});
+                      throw std::runtime_error("boom");
+                    }),
+      std::runtime_error);
   EXPECT_EQ(count(db, data), 0);
   auto other = open();
   EXPECT_TRUE(try_with_row_lock(other, "account", [](row_lock_tx&) {})) << "the rollback released the lock";

@@ -27,7 +27,9 @@ class SemaphoreTest : public LockTableTest {
  protected:
   std::int64_t permit_rows(const database& db, const std::string& where = "") const {
     return std::stoll(sql(db, "SELECT COUNT(*) FROM " + table_ + "_permits" + (where.empty() ? "" : " WHERE " + where))
-                          .rows.at(0).at(0).value());
+                          .rows.at(0)
+                          .at(0)
+                          .value());
   }
   static semaphore_options leased(std::chrono::milliseconds ttl, bool renew) {
     semaphore_options o;

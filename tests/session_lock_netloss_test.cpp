@@ -258,13 +258,14 @@ TEST_P(AdvisoryXactNetlossTest, AnXactLockWhoseConnectionFreezesReportsLockLost)
   o.keepalive = kKeepalive;
   clock_type::time_point frozen_at;
   std::chrono::milliseconds noticed{};
-  EXPECT_THROW(with_advisory_xact_lock(through, unique_name("netloss-xact"),
-                                       [&](std::stop_token token) {
-                                         proxy.freeze();
-                                         frozen_at = clock_type::now();
-                                         noticed = time_until([&] { return token.stop_requested(); }, kGiveUp);
-                                       },
-                                       o),
+  EXPECT_THROW(with_advisory_xact_lock(
+                   through, unique_name("netloss-xact"),
+                   [&](std::stop_token token) {
+                     proxy.freeze();
+                     frozen_at = clock_type::now();
+                     noticed = time_until([&] { return token.stop_requested(); }, kGiveUp);
+                   },
+                   o),
                lock_lost);
   EXPECT_LE(noticed, kLostBound) << "the function's stop_token fires within keepalive + 1 s";
   EXPECT_LE(since(frozen_at), noticed + kUnlockBound) << "the call returns at once after the function";

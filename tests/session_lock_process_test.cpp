@@ -31,7 +31,9 @@ class any_session_lock {
   void unlock() { advisory_ ? advisory_->unlock() : named_->unlock(); }
   void release() { advisory_ ? advisory_->release() : named_->release(); }
   bool try_lock() { return advisory_ ? advisory_->try_lock() : named_->try_lock(); }
-  bool try_lock_for(std::chrono::milliseconds d) { return advisory_ ? advisory_->try_lock_for(d) : named_->try_lock_for(d); }
+  bool try_lock_for(std::chrono::milliseconds d) {
+    return advisory_ ? advisory_->try_lock_for(d) : named_->try_lock_for(d);
+  }
   bool holds() const { return advisory_ ? advisory_->holds() : named_->holds(); }
   std::stop_token lost_token() const { return advisory_ ? advisory_->lost_token() : named_->lost_token(); }
 

@@ -46,8 +46,8 @@ TEST_P(SessionLockRestartTest, AServerRestartIsReportedAsLostAndTheHandleRecover
   watcher.join();
   ASSERT_EQ(restarted.code, 0) << restarted.out << restarted.err;
   const auto ms = [](auto d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
-  std::printf("[ info ] restart took %lld ms; lost signalled after %lld ms\n", static_cast<long long>(ms(restarted_after)),
-              static_cast<long long>(ms(lost_after)));
+  std::printf("[ info ] restart took %lld ms; lost signalled after %lld ms\n",
+              static_cast<long long>(ms(restarted_after)), static_cast<long long>(ms(lost_after)));
   EXPECT_TRUE(token.stop_requested());
   // The server ends sessions at the start of the restart; the keepalive notices within one
   // period (+ 1 s of slack), whatever the restart itself takes afterwards.

@@ -176,10 +176,10 @@ TEST_P(StatusTest, QueueEntriesAreListedInTicketOrderWithWhoHoldsAndWhoWaits) {
   // By name, then kind (fair before rw), then ticket.
   const std::vector<std::tuple<std::string, queue_lock_kind, std::int64_t, bool, bool, std::int64_t>> expected{
       // resource, kind, position, writer, holds, blockers
-      {"catalog", queue_lock_kind::fair, 1, true, true, 0},   {"catalog", queue_lock_kind::rw, 1, false, true, 0},
-      {"catalog", queue_lock_kind::rw, 2, false, true, 0},    {"catalog", queue_lock_kind::rw, 3, true, false, 2},
-      {"catalog", queue_lock_kind::rw, 4, false, false, 1},   {"printer", queue_lock_kind::fair, 1, true, true, 0},
-      {"printer", queue_lock_kind::fair, 2, true, false, 1},  {"stale", queue_lock_kind::fair, 1, true, false, 0}};
+      {"catalog", queue_lock_kind::fair, 1, true, true, 0},  {"catalog", queue_lock_kind::rw, 1, false, true, 0},
+      {"catalog", queue_lock_kind::rw, 2, false, true, 0},   {"catalog", queue_lock_kind::rw, 3, true, false, 2},
+      {"catalog", queue_lock_kind::rw, 4, false, false, 1},  {"printer", queue_lock_kind::fair, 1, true, true, 0},
+      {"printer", queue_lock_kind::fair, 2, true, false, 1}, {"stale", queue_lock_kind::fair, 1, true, false, 0}};
   for (std::size_t i = 0; i < all.size(); ++i) {
     const auto& e = all[i];
     SCOPED_TRACE("entry " + std::to_string(i) + ": " + e.resource + " ticket " + std::to_string(e.fence));

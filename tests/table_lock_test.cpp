@@ -165,7 +165,8 @@ TEST_P(TableLockTest, DeletedRowFiresTheLostSignal) {
   sql(db, "DELETE FROM " + table_ + " WHERE resource = 'doomed'");
   {
     std::unique_lock lock(mu);
-    EXPECT_TRUE(cv.wait_for(lock, scaled(2s), [&] { return lost; })) << "no lost signal within " << scaled(2s).count() << " ms";
+    EXPECT_TRUE(cv.wait_for(lock, scaled(2s), [&] { return lost; }))
+        << "no lost signal within " << scaled(2s).count() << " ms";
   }
   EXPECT_TRUE(token.stop_requested());
   EXPECT_FALSE(a.holds());
@@ -223,14 +224,17 @@ TEST_P(TableLockTest, OneRenewalStatementRenewsEveryLeaseOfTheHandle) {
   ASSERT_TRUE(c.try_lock());
   // One statement reads the clock once: every row it renewed carries the same renewed_at. Every
   // renewal covers all three rows, so from the moment all of them are renewed they must agree.
-  const std::string query = "SELECT COUNT(DISTINCT renewed_at), SUM(CASE WHEN renewed_at > acquired_at THEN 1 ELSE 0 END) FROM " + table_;
+  const std::string query =
+      "SELECT COUNT(DISTINCT renewed_at), SUM(CASE WHEN renewed_at > acquired_at THEN 1 ELSE 0 END) FROM " + table_;
   std::string distinct, renewed;
-  const bool all_renewed = eventually([&] {
-    const auto r = sql(db, query);
-    distinct = r.rows.at(0).at(0).value_or("NULL");
-    renewed = r.rows.at(0).at(1).value_or("NULL");
-    return renewed == "3";
-  }, scaled(3s));
+  const bool all_renewed = eventually(
+      [&] {
+        const auto r = sql(db, query);
+        distinct = r.rows.at(0).at(0).value_or("NULL");
+        renewed = r.rows.at(0).at(1).value_or("NULL");
+        return renewed == "3";
+      },
+      scaled(3s));
   EXPECT_TRUE(all_renewed) << "every lease is renewed, the 30 s one too; renewed: " << renewed;
   EXPECT_EQ(distinct, "1") << "all of them by one statement";
 }
@@ -244,10 +248,12 @@ TEST_P(TableLockTest, ReleaseMatchesOwnerAndFenceInTheDatabase) {
   ASSERT_TRUE(owned.try_lock());
   const auto fence = fenced.fence();
   sql(db, "UPDATE " + table_ + " SET fence = fence + 1000 WHERE resource = $1", {std::string("fenced")});
-  sql(db, "UPDATE " + table_ + " SET owner_token = $1 WHERE resource = $2", {std::string("someone-else"), std::string("owned")});
+  sql(db, "UPDATE " + table_ + " SET owner_token = $1 WHERE resource = $2",
+      {std::string("someone-else"), std::string("owned")});
   EXPECT_THROW(fenced.release(), not_held);
   EXPECT_THROW(owned.release(), not_held);
-  EXPECT_EQ(column(db, "fenced", "fence"), std::to_string(fence + 1000)) << "a release by a stale fence changed the row";
+  EXPECT_EQ(column(db, "fenced", "fence"), std::to_string(fence + 1000))
+      << "a release by a stale fence changed the row";
   EXPECT_EQ(column(db, "fenced", "count"), "1");
   EXPECT_EQ(column(db, "owned", "owner_token"), "someone-else") << "a release by a non-owner changed the row";
   EXPECT_FALSE(fenced.holds());

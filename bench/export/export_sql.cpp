@@ -76,7 +76,8 @@ int main(int argc, char** argv) {
       std::ofstream(dir + "/pg_advisory.sql") << pgbench_text(a.try_lock[0][0], {"client_id", "session"}) << ";\n"
                                               << pgbench_text(a.unlock[0][0], {"client_id", "session"}) << ";\n";
       const auto& r = row_sql(dialect_kind::postgresql);
-      std::ofstream(dir + "/pg_row.sql") << "BEGIN;\n" << pgbench_text(r.probe, {"client_id"}) << ";\n"
+      std::ofstream(dir + "/pg_row.sql") << "BEGIN;\n"
+                                         << pgbench_text(r.probe, {"client_id"}) << ";\n"
                                          << pgbench_text(r.lock, {"client_id"}) << ";\nCOMMIT;\n";
       std::ofstream(dir + "/pg_setup.sql") << pgbench_text(r.ensure, {"client_id"}) << ";\n";
       std::ofstream(dir + "/pg_channel") << t.wakeup_channel << "\n";
@@ -87,8 +88,8 @@ int main(int argc, char** argv) {
       const auto& t = table_sql(dialect_kind::mysql);
       {
         std::ofstream out(dir + "/my_table.sql");
-        const auto acquire =
-            my_prepare(out, "acq", t.acquire, {"r", "owner", "session", "host", "pid", "thread", "lease", "renew"});
+        const auto acquire = my_prepare(out, "acq", t.acquire,
+                                        {"r", "owner", "session", "host", "pid", "thread", "lease", "renew"});
         // The client cannot bind a result to the next statement: the read-back stores it with INTO.
         const auto back = my_prepare(out, "rb", t.acquire_readback + " INTO @c, @fence", {"r", "owner"});
         const auto release = my_prepare(out, "rel", t.release_delete, {"r", "owner", "fence"});

@@ -27,8 +27,10 @@ std::optional<std::string> target_uri(dialect_kind dialect) {
     case dialect_kind::mysql: server = test::mysql_uri(); break;
     case dialect_kind::sqlite: server = test::sqlite_uri(); break;
   }
-  if (server && !server->empty()) server = test::fresh_database_uri(*server, dialect);
-  else server.reset();
+  if (server && !server->empty())
+    server = test::fresh_database_uri(*server, dialect);
+  else
+    server.reset();
   return uris[dialect] = server;
 }
 
@@ -54,9 +56,10 @@ double server_statements(const database& db) {
     case dialect_kind::postgresql: {
       static std::once_flag created;
       std::call_once(created, [&] { run_sql(db, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); });
-      const auto r = run_sql(db,
-                             "SELECT COALESCE(SUM(calls), 0) FROM pg_stat_statements WHERE dbid = (SELECT oid FROM "
-                             "pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat_statements%'");
+      const auto r = run_sql(
+          db,
+          "SELECT COALESCE(SUM(calls), 0) FROM pg_stat_statements WHERE dbid = (SELECT oid FROM "
+          "pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat_statements%'");
       return std::stod(r.rows.at(0).at(0).value_or("0"));
     }
     case dialect_kind::mysql: {

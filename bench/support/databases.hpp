@@ -32,8 +32,8 @@ std::optional<std::string> target_uri(dialect_kind dialect);
 // A handle on this run's database with lock table `table`, migrated. `query` ("key=value") is
 // appended to the URI, e.g. "prepare=off". Throws std::runtime_error naming the missing variable
 // when the server is not configured.
-database open_target(dialect_kind dialect, const std::string& table = "distributed_lock",
-                     std::size_t pool_size = 8, const std::string& query = "");
+database open_target(dialect_kind dialect, const std::string& table = "distributed_lock", std::size_t pool_size = 8,
+                     const std::string& query = "");
 
 // Runs one statement ($1… placeholders) on a pooled connection of `db`; see tests/support.
 detail::result run_sql(const database& db, const std::string& statement, std::vector<detail::value> params = {});

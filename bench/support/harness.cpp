@@ -28,9 +28,7 @@ double phase_seconds() { return env_double("SQLLOCK_BENCH_SECONDS", 3.0); }
 
 std::int64_t max_rows() { return static_cast<std::int64_t>(env_double("SQLLOCK_BENCH_MAX_ROWS", 1e6)); }
 
-double seconds_since(steady::time_point start) {
-  return std::chrono::duration<double>(steady::now() - start).count();
-}
+double seconds_since(steady::time_point start) { return std::chrono::duration<double>(steady::now() - start).count(); }
 
 double cycle_stats::quantile(double q) const {
   if (micros.empty()) return 0;
@@ -45,7 +43,9 @@ double cycle_stats::quantile(double q) const {
 static double process_cpu_seconds() {
   rusage u{};
   ::getrusage(RUSAGE_SELF, &u);
-  const auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  const auto secs = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
   return secs(u.ru_utime) + secs(u.ru_stime);
 }
 
@@ -66,7 +66,8 @@ cycle_stats run_cycles(int threads, double seconds, const std::function<void(int
   const auto run = [&](int t) {
     try {
       const auto warm_end = steady::now() + std::chrono::duration<double>(warmup);
-      do cycle(t); while (steady::now() < warm_end && !failed);
+      do cycle(t);
+      while (steady::now() < warm_end && !failed);
       ++warmed;
       while (!go && !failed) std::this_thread::yield();
       auto& mine = samples[static_cast<std::size_t>(t)];

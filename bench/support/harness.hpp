@@ -24,9 +24,9 @@ std::int64_t max_rows();
 
 // Latency samples in microseconds and what they cover.
 struct cycle_stats {
-  double seconds = 0;             // wall time of the measured phase
-  std::vector<double> micros;     // one per completed cycle, all threads together
-  double cpu_seconds = 0;         // user + system CPU of this whole process meanwhile
+  double seconds = 0;          // wall time of the measured phase
+  std::vector<double> micros;  // one per completed cycle, all threads together
+  double cpu_seconds = 0;      // user + system CPU of this whole process meanwhile
   double per_second() const { return seconds > 0 ? static_cast<double>(micros.size()) / seconds : 0; }
   // The q-quantile (0..1) of the samples, nearest-rank; 0 when there are none.
   double quantile(double q) const;

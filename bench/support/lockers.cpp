@@ -176,7 +176,9 @@ template <class Locker, class Arg>
 const lock_kind& every_database_kind(const std::string& name, Arg arg) {
   return cached_kind(name, [&] {
     using d = dialect_kind;
-    return lock_kind{name, {d::postgresql, d::mysql, d::sqlite}, false,
+    return lock_kind{name,
+                     {d::postgresql, d::mysql, d::sqlite},
+                     false,
                      [arg](const database& db, const std::string& key, const std::string&) -> std::unique_ptr<locker> {
                        return std::make_unique<Locker>(db, key, arg);
                      }};
@@ -199,7 +201,9 @@ const lock_kind& table_seq_kind(std::size_t names) {
 const lock_kind& rw_shared_kind() {
   return cached_kind("rw_shared", [] {
     using d = dialect_kind;
-    return lock_kind{"rw_shared", {d::postgresql, d::mysql, d::sqlite}, true,
+    return lock_kind{"rw_shared",
+                     {d::postgresql, d::mysql, d::sqlite},
+                     true,
                      [](const database& db, const std::string& key, const std::string&) -> std::unique_ptr<locker> {
                        return std::make_unique<lockable_locker<rw_reader>>(db, key);
                      }};
@@ -212,7 +216,9 @@ const std::vector<lock_kind>& lock_kinds() {
       {"table", {d::postgresql, d::mysql, d::sqlite}, true, make_lockable<table_lock, table_lock_options>},
       {"advisory", {d::postgresql}, true, make_lockable<advisory_lock, advisory_lock_options>},
       {"named", {d::mysql}, true, make_lockable<named_lock, named_lock_options>},
-      {"row", {d::postgresql, d::mysql}, false,
+      {"row",
+       {d::postgresql, d::mysql},
+       false,
        [](const database& db, const std::string& key, const std::string&) -> std::unique_ptr<locker> {
          return std::make_unique<row_locker>(db, key);
        }},

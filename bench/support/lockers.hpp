@@ -30,9 +30,9 @@ std::int64_t release_retries();
 
 // A lock kind and the targets it runs on.
 struct lock_kind {
-  std::string name;                   // "table", "advisory", "named", "row"
+  std::string name;                    // "table", "advisory", "named", "row"
   std::vector<dialect_kind> dialects;  // where it exists
-  bool reentrant;                     // hold() works and may be repeated
+  bool reentrant;                      // hold() works and may be repeated
   // A locker for `key` on db; `owner` non-empty: an explicit owner key (any thread may use it).
   std::function<std::unique_ptr<locker>(const database& db, const std::string& key, const std::string& owner)> make;
 };

@@ -52,7 +52,7 @@ std::vector<detail::value> permit_params(const std::string& resource, std::int64
 }
 
 std::vector<detail::value> permit_params_picked(const std::string& resource, std::int64_t slot, std::int64_t permits,
-                                               int thread) {
+                                                int thread) {
   const auto lock = acquire_params(resource, thread);
   std::vector<detail::value> p{lock[0], slot};
   for (std::size_t i = 1; i < lock.size(); ++i) p.push_back(lock[i]);
@@ -76,7 +76,8 @@ void arm_latch(const database& db, const std::string& name) {
   static_cast<void>(latch(db, name).try_create(max_latch_count));
 }
 
-std::vector<detail::value> in_native_order(const detail::native_statement& s, const std::vector<detail::value>& params) {
+std::vector<detail::value> in_native_order(const detail::native_statement& s,
+                                           const std::vector<detail::value>& params) {
   std::vector<detail::value> out;
   out.reserve(s.order.size());
   for (const auto i : s.order) out.push_back(params.at(i));

@@ -59,7 +59,7 @@ const detail::latch_sql& latch_sql_of(dialect_kind kind);
 // the slot on the client (`slot` given): $1 resource, $2 slot, $3 … $9 as before, $10 N.
 std::vector<detail::value> permit_params(const std::string& resource, std::int64_t permits, int thread);
 std::vector<detail::value> permit_params_picked(const std::string& resource, std::int64_t slot, std::int64_t permits,
-                                               int thread);
+                                                int thread);
 
 // sqllock's wait-queue statements (fair_lock, rw_lock) for `kind` on kCycleTable.
 const detail::queue_sql& queue_sql_of(dialect_kind kind);

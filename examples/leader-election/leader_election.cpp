@@ -72,8 +72,9 @@ class fenced_log {
     exec("BEGIN IMMEDIATE");
     exec("CREATE TABLE IF NOT EXISTS leader_fence (id INTEGER PRIMARY KEY CHECK (id = 1), fence INTEGER NOT NULL)");
     exec("INSERT OR IGNORE INTO leader_fence VALUES (1, 0)");
-    exec("CREATE TABLE IF NOT EXISTS leader_log (fence INTEGER NOT NULL, worker TEXT NOT NULL,"
-         " seq INTEGER NOT NULL, at_ms INTEGER NOT NULL)");
+    exec(
+        "CREATE TABLE IF NOT EXISTS leader_log (fence INTEGER NOT NULL, worker TEXT NOT NULL,"
+        " seq INTEGER NOT NULL, at_ms INTEGER NOT NULL)");
     exec("COMMIT");
   }
 
@@ -130,8 +131,8 @@ class fenced_log {
 // One term as leader: write until the lease is lost or it is time to stop.
 void lead(const sqllock::table_lock& leadership, fenced_log& log, const std::string& worker,
           steady::time_point stop_at) {
-  const std::int64_t fence = leadership.fence();          // this term's token
-  const std::stop_token lost = leadership.lost_token();   // signalled if the lease is lost
+  const std::int64_t fence = leadership.fence();         // this term's token
+  const std::stop_token lost = leadership.lost_token();  // signalled if the lease is lost
   say("worker=" + worker + " event=leader fence=" + std::to_string(fence));
 
   std::mutex mutex;
@@ -155,8 +156,8 @@ void lead(const sqllock::table_lock& leadership, fenced_log& log, const std::str
     // The leader's pace: 200 ms between writes, cut short when the lease is lost.
     wake.wait_for(sleeping, lost, 200ms, [] { return false; });
   }
-  say("worker=" + worker + " event=step_down fence=" + std::to_string(fence) + " writes=" +
-      std::to_string(writes) + " reason=" + reason);
+  say("worker=" + worker + " event=step_down fence=" + std::to_string(fence) + " writes=" + std::to_string(writes) +
+      " reason=" + reason);
 }
 
 }  // namespace

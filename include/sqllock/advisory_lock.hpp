@@ -239,15 +239,15 @@ auto run_keeping_result(const database& db, const advisory_key& key,
 // (fn did not run; retry the call); lock_lost when the session died while fn ran (fn has
 // completed; the lock ended early, so its work may have overlapped another holder's).
 template <class F>
-auto with_advisory_xact_lock(const database& db, const advisory_key& key, F&& fn, const advisory_xact_options& options = {})
-    -> detail::xact_result_t<F> {
+auto with_advisory_xact_lock(const database& db, const advisory_key& key, F&& fn,
+                             const advisory_xact_options& options = {}) -> detail::xact_result_t<F> {
   return detail::scoped_result<detail::xact_result_t<F>>::value(
       detail::run_keeping_result(db, key, std::nullopt, options, fn));
 }
 // The same, on the key of `name` (advisory_key::from_name).
 template <class F>
-auto with_advisory_xact_lock(const database& db, std::string_view name, F&& fn, const advisory_xact_options& options = {})
-    -> detail::xact_result_t<F> {
+auto with_advisory_xact_lock(const database& db, std::string_view name, F&& fn,
+                             const advisory_xact_options& options = {}) -> detail::xact_result_t<F> {
   return with_advisory_xact_lock(db, advisory_key::from_name(name), std::forward<F>(fn), options);
 }
 

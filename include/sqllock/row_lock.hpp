@@ -76,7 +76,8 @@ struct row_lock_tx_access;
 enum class row_wait_kind { block, nowait, until };
 // Runs `body` under the lock, in one transaction (see with_row_lock); false when not acquired.
 SQLLOCK_API bool run_row_locked(const database& db, std::string_view name, row_wait_kind wait,
-                    std::chrono::steady_clock::time_point deadline, const std::function<void(row_lock_tx&)>& body);
+                                std::chrono::steady_clock::time_point deadline,
+                                const std::function<void(row_lock_tx&)>& body);
 }  // namespace detail
 
 // The transaction a row lock is held in, handed to with_row_lock's function. Valid only during that

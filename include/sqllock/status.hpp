@@ -21,9 +21,9 @@ namespace sqllock {
 
 // One row of the lock table, as the database saw it when it was read.
 struct lock_info {
-  std::string resource;       // the lock's name (bytes as stored)
-  std::string owner;          // owner token: holding handle's random token + thread or owner key
-  std::string holder_host;    // host name of the holder
+  std::string resource;     // the lock's name (bytes as stored)
+  std::string owner;        // owner token: holding handle's random token + thread or owner key
+  std::string holder_host;  // host name of the holder
   std::int64_t holder_pid = 0;
   std::string holder_thread;  // the holder's thread id, as text
   std::int64_t count = 0;     // reentrancy depth

@@ -19,15 +19,15 @@ bool mysql_lock_row(sql::Connection* conn, std::string_view name, row_wait_kind 
     throw connection_error(std::string("the application's Connector/C++ connection is not usable: ") + e.what());
   }
   if (autocommit) {
-    throw invalid_argument("a row lock needs a transaction, but the sql::Connection has autocommit on, where "
-                           "FOR UPDATE ends with its own statement; call setAutoCommit(false) first");
+    throw invalid_argument(
+        "a row lock needs a transaction, but the sql::Connection has autocommit on, where "
+        "FOR UPDATE ends with its own statement; call setAutoCommit(false) first");
   }
   constexpr std::string_view kWhat = "the application's Connector/C++ connection";
   mysql_connection wrapped(*conn, std::string(kWhat));
   // Connector/C++ 1.1 does not tell the server's session id without a query: the Galera verdict
   // is cached by the connection object alone (see refuse_on_galera in core/galera_guard.hpp).
-  return lock_row_in_caller_transaction(wrapped, dialect_kind::mysql, table, name, {wait, deadline},
-                                        {conn, 0, kWhat});
+  return lock_row_in_caller_transaction(wrapped, dialect_kind::mysql, table, name, {wait, deadline}, {conn, 0, kWhat});
 }
 
 }  // namespace sqllock::detail

@@ -13,8 +13,9 @@ namespace sqllock::detail {
 bool pqxx_lock_row(pqxx::transaction_base& tx, std::string_view name, row_wait_kind wait,
                    std::chrono::steady_clock::time_point deadline, std::string_view table) {
   if (dynamic_cast<pqxx::nontransaction*>(&tx) != nullptr) {
-    throw invalid_argument("a row lock needs a transaction, but pqxx::nontransaction runs each statement on its "
-                           "own, where FOR UPDATE ends at once; use pqxx::work (or another transaction)");
+    throw invalid_argument(
+        "a row lock needs a transaction, but pqxx::nontransaction runs each statement on its "
+        "own, where FOR UPDATE ends at once; use pqxx::work (or another transaction)");
   }
   pqxx_tx_connection conn(tx);
   return lock_row_in_caller_transaction(conn, dialect_kind::postgresql, table, name, {wait, deadline});

@@ -12,9 +12,10 @@ namespace sqllock::detail {
 bool pqxx_advisory_xact_lock(pqxx::transaction_base& tx, const advisory_key& key, advisory_mode mode,
                              std::optional<std::chrono::steady_clock::time_point> deadline) {
   if (dynamic_cast<pqxx::nontransaction*>(&tx) != nullptr) {
-    throw invalid_argument("a transaction-level advisory lock needs a transaction, but pqxx::nontransaction runs "
-                           "each statement on its own, where the lock ends at once; use pqxx::work (or another "
-                           "transaction), or sqllock::advisory_lock for a session-level lock");
+    throw invalid_argument(
+        "a transaction-level advisory lock needs a transaction, but pqxx::nontransaction runs "
+        "each statement on its own, where the lock ends at once; use pqxx::work (or another "
+        "transaction), or sqllock::advisory_lock for a session-level lock");
   }
   pqxx_tx_connection conn(tx);
   return advisory_xact_lock_in_caller_transaction(conn, dialect_kind::postgresql, key, mode, deadline);

@@ -44,15 +44,18 @@ bool soci_lock_row(soci::session& session, std::string_view name, row_wait_kind 
   } else if (backend == "mysql") {
     dialect = dialect_kind::mysql;
     if (!mysql_in_transaction(session)) {
-      throw invalid_argument("a row lock needs a transaction, but the soci::session is in autocommit mode, where "
-                             "FOR UPDATE ends with its own statement; open a soci::transaction first");
+      throw invalid_argument(
+          "a row lock needs a transaction, but the soci::session is in autocommit mode, where "
+          "FOR UPDATE ends with its own statement; open a soci::transaction first");
     }
     caller.server_session = mysql_session_id(session);
     wrapped = borrow_soci_mysql(session);
   } else {
-    throw not_supported("row locks (SELECT … FOR UPDATE) need PostgreSQL or MySQL/MariaDB; this soci::session "
-                        "uses the '" + backend + "' backend" +
-                        (backend == "sqlite3" ? " (SQLite locks whole databases, not rows: use table_lock)" : ""));
+    throw not_supported(
+        "row locks (SELECT … FOR UPDATE) need PostgreSQL or MySQL/MariaDB; this soci::session "
+        "uses the '" +
+        backend + "' backend" +
+        (backend == "sqlite3" ? " (SQLite locks whole databases, not rows: use table_lock)" : ""));
   }
   soci_connection conn(std::move(wrapped), std::string(kWhat));
   return lock_row_in_caller_transaction(conn, dialect, table, name, {wait, deadline}, caller);

@@ -47,7 +47,8 @@ void validate_lock_name(std::string_view name, std::string_view what) {
   if (name.empty()) throw invalid_argument(w + " is empty; give it a non-empty name");
   if (name.size() > kMaxLockName) {
     throw invalid_argument(w + " is " + std::to_string(name.size()) + " bytes; the limit is " +
-                           std::to_string(kMaxLockName) + " bytes (names are never truncated: shorten it, "
+                           std::to_string(kMaxLockName) +
+                           " bytes (names are never truncated: shorten it, "
                            "or hash long names yourself)");
   }
   if (name.find('\0') != std::string_view::npos) throw invalid_argument(w + " contains a NUL byte");

@@ -55,8 +55,8 @@ std::string redact(std::string_view uri) {
   if (scheme_end == std::string_view::npos) return std::string(uri);
   const auto auth_begin = scheme_end + 3;
   const auto auth_end = uri.find_first_of("/?", auth_begin);
-  auto authority = uri.substr(auth_begin, auth_end == std::string_view::npos ? std::string_view::npos
-                                                                             : auth_end - auth_begin);
+  auto authority = uri.substr(auth_begin,
+                              auth_end == std::string_view::npos ? std::string_view::npos : auth_end - auth_begin);
   auto at = authority.rfind('@');
   if (at == std::string_view::npos) {
     authority = uri.substr(auth_begin);

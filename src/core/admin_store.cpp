@@ -162,8 +162,9 @@ reap_batch_result admin_store::reap_batch(std::size_t batch, std::chrono::millis
     }
     out.deleted += run(sql_.reap_delete, params).affected;
   }
-  tx.commit("the connection broke during the COMMIT of a reap batch; whether its rows were deleted is unknown: "
-            "reap again");
+  tx.commit(
+      "the connection broke during the COMMIT of a reap batch; whether its rows were deleted is unknown: "
+      "reap again");
   if (!picked.rows.empty() && picked.rows.back().at(width)) resume = *picked.rows.back()[width];
   return out;
 }

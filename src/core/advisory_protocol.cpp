@@ -32,7 +32,8 @@ std::vector<value> advisory_lock_params(const advisory_key& key, connection& con
 const field& own_session_or_refuse(const field& f, const std::string& what) {
   if (f) return f;
   throw not_supported(
-      what + " refused: the statement reached a database server session where another connection holds this "
+      what +
+      " refused: the statement reached a database server session where another connection holds this "
       "key with a session-level advisory lock, which the server would have granted again as a re-entry. So "
       "the connection does not keep a server session of its own — it goes through a transaction-mode pooler "
       "such as PgBouncer (pool_mode = transaction), where a session-level lock stays with a server session "
@@ -50,17 +51,14 @@ bool pg_true(const field& f) noexcept { return f && (*f == "t" || *f == "true" |
 std::uint64_t advisory_timeout_grants() noexcept { return timeout_grants.load(); }
 
 advisory_protocol::advisory_protocol(dialect_kind dialect, advisory_key key, std::string description)
-    : sql_(advisory_statements(dialect)),
-      dialect_(dialect),
-      key_(key),
-      kind_(advisory_key_index(key)),
+    : sql_(advisory_statements(dialect)), dialect_(dialect), key_(key), kind_(advisory_key_index(key)),
       description_(std::move(description)) {}
 
 bool advisory_protocol::held_now(connection& conn, lock_mode mode) {
   const auto bits = static_cast<std::uint64_t>(key_.value());
-  const std::vector<value> params = {static_cast<std::int64_t>(bits >> 32), static_cast<std::int64_t>(bits & 0xffffffffu),
-                                     std::int64_t{key_.is_pair() ? 2 : 1},
-                                     std::string(mode == lock_mode::shared ? "ShareLock" : "ExclusiveLock")};
+  const std::vector<value> params = {
+      static_cast<std::int64_t>(bits >> 32), static_cast<std::int64_t>(bits & 0xffffffffu),
+      std::int64_t{key_.is_pair() ? 2 : 1}, std::string(mode == lock_mode::shared ? "ShareLock" : "ExclusiveLock")};
   const auto r = conn.exec(sql_.held, params);
   return !r.rows.empty() && r.rows[0].at(0) && *r.rows[0][0] != "0";
 }
@@ -77,8 +75,9 @@ bool advisory_protocol::acquire(connection& conn, lock_mode mode, std::optional<
   const std::string subject = description_ + " could not be taken";
   const failure_context context{.subject = subject,
                                 .rolled_back = "the waiting statement (nothing was taken)",
-                                .retry = "the lock, after releasing other locks this owner holds (they may be "
-                                         "part of the cycle)"};
+                                .retry =
+                                    "the lock, after releasing other locks this owner holds (they may be "
+                                    "part of the cycle)"};
   while (true) {
     if (deadline && steady::now() >= *deadline) return false;
     // lock_timeout is set for this session only around the one waiting statement (no limit

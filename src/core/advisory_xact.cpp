@@ -29,9 +29,8 @@ bool run_with_advisory_xact_lock(const database& db, const advisory_key& key,
   const int mode = static_cast<int>(options.mode == advisory_mode::shared ? lock_mode::shared : lock_mode::exclusive);
   const std::string what = "the transaction-level advisory lock " + key.to_string();
   const std::string subject = what + " could not be taken";
-  const failure_context context{.subject = subject,
-                                .rolled_back = "its transaction (the function did not run)",
-                                .retry = "the call"};
+  const failure_context context{
+      .subject = subject, .rolled_back = "its transaction (the function did not run)", .retry = "the call"};
   const bool no_wait = deadline && *deadline <= steady::now();
 
   auto registry = session_registry::of(db);

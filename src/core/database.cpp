@@ -25,9 +25,8 @@ pooled_connection::~pooled_connection() {
 }
 
 database_impl::database_impl(connection_spec spec, database_options options, database_seams seams)
-    : spec_(std::move(spec)), options_(std::move(options)),
-      clock_(seams.time ? std::move(seams.time) : steady_clock()), connect_(std::move(seams.connect)),
-      pid_(process_id()) {
+    : spec_(std::move(spec)), options_(std::move(options)), clock_(seams.time ? std::move(seams.time) : steady_clock()),
+      connect_(std::move(seams.connect)), pid_(process_id()) {
   validate_table_name(options_.table);
   if (options_.connect_timeout <= std::chrono::milliseconds::zero())
     throw invalid_argument("database_options::connect_timeout must be positive");

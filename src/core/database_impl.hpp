@@ -113,9 +113,9 @@ class database_impl : public std::enable_shared_from_this<database_impl> {
   };
   std::vector<idle_connection> idle_;
   pid_t pid_;
-  std::unique_ptr<wakeup_hub> wakeups_;          // created with the first wait
-  std::unique_ptr<lease_registry> registry_;     // created with the first table lock
-  std::shared_ptr<session_registry> sessions_;   // created with the first session lock
+  std::unique_ptr<wakeup_hub> wakeups_;         // created with the first wait
+  std::unique_ptr<lease_registry> registry_;    // created with the first table lock
+  std::shared_ptr<session_registry> sessions_;  // created with the first session lock
   galera_verdict_cache galera_;
 };
 

@@ -31,8 +31,7 @@ void throw_if_rolled_back(dialect_kind dialect, const backend_error& e, const fa
       throw serialization_failure(
           victim_message(context, "the server could not serialise this transaction with a concurrent one", e),
           e.sqlstate(), e.vendor_code());
-    default:
-      return;
+    default: return;
   }
 }
 

@@ -30,8 +30,7 @@ struct failure_context {
 // or serialization_failure when the server chose this session as a victim (message led by
 // context.subject, same SQLSTATE and vendor code); otherwise rethrows e itself (`throw;`, so a
 // permission_denied stays one). An e that already is a transaction_rollback is rethrown as it is.
-[[noreturn]] void rethrow_classified(dialect_kind dialect, const backend_error& e,
-                                     const failure_context& context = {});
+[[noreturn]] void rethrow_classified(dialect_kind dialect, const backend_error& e, const failure_context& context = {});
 
 // True when `e` says the server chose this session as a victim and rolled back its transaction
 // (or, for GET_LOCK, refused the wait): error_kind::deadlock or serialization.

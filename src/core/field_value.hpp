@@ -15,8 +15,8 @@ namespace sqllock::detail {
 inline std::int64_t field_int64(const field& f, const char* what) {
   std::int64_t v = 0;
   if (!f || std::from_chars(f->data(), f->data() + f->size(), v).ec != std::errc())
-    throw backend_error(std::string("lock table returned a malformed ") + what + ": '" + f.value_or("NULL") + "'",
-                        "", 0);
+    throw backend_error(std::string("lock table returned a malformed ") + what + ": '" + f.value_or("NULL") + "'", "",
+                        0);
   return v;
 }
 

@@ -127,8 +127,7 @@ void refuse_on_galera(database_impl& impl, connection& conn, node_local_lock kin
   const auto& sql = galera_probe_statements(impl.dialect());
   if (!sql.applies || impl.spec().galera_pinned) return;
   const galera_verdict v = impl.galera().get(conn, sql);
-  if (v.multi_node)
-    refuse(kind, name, "the server at " + impl.spec().display, v, "add ?galera=pinned to the URI");
+  if (v.multi_node) refuse(kind, name, "the server at " + impl.spec().display, v, "add ?galera=pinned to the URI");
 }
 
 void refuse_on_galera(connection& conn, dialect_kind dialect, const caller_connection& caller, std::string_view name) {

@@ -27,9 +27,10 @@ std::string latch_what(const std::string& name) {
 }
 
 [[noreturn]] void throw_absent(const std::string& name, bool expired) {
-  throw latch_not_armed(latch_what(name) + (expired ? " is absent: its ttl ran out before it opened"
-                                                    : " is absent: it was never created (or its name is "
-                                                      "misspelled), or the reaper deleted it") +
+  throw latch_not_armed(latch_what(name) +
+                            (expired ? " is absent: its ttl ran out before it opened"
+                                     : " is absent: it was never created (or its name is "
+                                       "misspelled), or the reaper deleted it") +
                             "; nothing was counted. Create it first (try_create)",
                         true);
 }
@@ -123,8 +124,10 @@ latch_wait_result latch::wait_until_steady(std::optional<std::chrono::steady_clo
       verdict = latch_wait_result::absent;
     } else if (!waited_for) {
       waited_for.emplace(row->instance, row->generation);
-      if (row->expired) verdict = latch_wait_result::absent;
-      else if (row->open()) verdict = latch_wait_result::open;
+      if (row->expired)
+        verdict = latch_wait_result::absent;
+      else if (row->open())
+        verdict = latch_wait_result::open;
     } else if (row->instance != waited_for->first || row->generation < waited_for->second) {
       verdict = latch_wait_result::absent;  // deleted, perhaps replaced by a new latch
     } else if (row->generation > waited_for->second || row->open()) {

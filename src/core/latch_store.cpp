@@ -32,7 +32,8 @@ auto retrying_deadlocks(dialect_kind kind, Unit&& unit) {
     try {
       return unit();
     } catch (const backend_error& e) {
-      if (classify(kind, e) != error_kind::deadlock || attempt == kDeadlockAttempts) rethrow_classified(kind, e, kLatchFailure);
+      if (classify(kind, e) != error_kind::deadlock || attempt == kDeadlockAttempts)
+        rethrow_classified(kind, e, kLatchFailure);
     }
     if (!pause) pause.emplace(std::chrono::milliseconds(2), std::chrono::milliseconds(16));
     std::this_thread::sleep_for(pause->next());
@@ -135,8 +136,9 @@ count_down_outcome latch_store::count_down_in_transaction(const std::string& res
     }
     const value latch_key[] = {resource, out.generation};
     conn_.exec(sql_.decrement, latch_key);
-    tx.commit("the connection broke during the COMMIT of a latch count-down; whether it counted is unknown: count "
-              "down again with the same participant id, which counts it at most once");
+    tx.commit(
+        "the connection broke during the COMMIT of a latch count-down; whether it counted is unknown: count "
+        "down again with the same participant id, which counts it at most once");
     out.counted = true;
     --out.remaining;
     return out;

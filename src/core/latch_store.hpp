@@ -31,9 +31,9 @@ struct latch_row {
 
 // What a count-down statement found and did.
 struct count_down_outcome {
-  bool found = false;    // a latch row exists (it may still be expired or open)
-  bool counted = false;  // this call lowered the count
-  bool armed = false;    // the latch was armed (count > 0, ttl not run out) when the call looked
+  bool found = false;           // a latch row exists (it may still be expired or open)
+  bool counted = false;         // this call lowered the count
+  bool armed = false;           // the latch was armed (count > 0, ttl not run out) when the call looked
   std::int64_t generation = 0;  // known for participant count-downs only
   std::int64_t remaining = 0;   // the count after the call, when found
 };

@@ -39,7 +39,8 @@ std::shared_ptr<lease_slot> lease_registry::pin(const std::string& resource, con
 
 void lease_registry::unpin(const std::shared_ptr<lease_slot>& slot) {
   std::lock_guard lock(mu_);
-  if (--slot->pins == 0 && (slot->depth == 0 || slot->loss.fired())) slots_.erase(key(slot->store, slot->resource, slot->owner));
+  if (--slot->pins == 0 && (slot->depth == 0 || slot->loss.fired()))
+    slots_.erase(key(slot->store, slot->resource, slot->owner));
 }
 
 std::uint64_t lease_registry::record_acquired(lease_slot& slot, const acquired& got, std::chrono::milliseconds lease,

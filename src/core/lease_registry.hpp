@@ -93,8 +93,8 @@ class lease_registry {
   // current one is a new hold: a previous hold that had not been released is marked lost. A new
   // hold that is `queued` is a waiting queue entry (fence = its ticket) until record_granted.
   // Returns the hold's generation.
-  std::uint64_t record_acquired(lease_slot& slot, const acquired& got, std::chrono::milliseconds lease,
-                                bool auto_renew, steady::time_point sent, bool queued = false);
+  std::uint64_t record_acquired(lease_slot& slot, const acquired& got, std::chrono::milliseconds lease, bool auto_renew,
+                                steady::time_point sent, bool queued = false);
   // A queued entry of `generation` is at its turn: it holds from now on, with the lease deadline
   // it has (the check that found it at its turn extends nothing). False when that entry was lost
   // or replaced meanwhile, or its deadline has passed (the waiter queues again).
@@ -137,7 +137,8 @@ class lease_registry {
 // A slot pinned for one scope, such as an acquire attempt: unpinned when the scope ends.
 class scoped_pin {
  public:
-  scoped_pin(lease_registry& registry, std::shared_ptr<lease_slot> slot) : registry_(registry), slot_(std::move(slot)) {}
+  scoped_pin(lease_registry& registry, std::shared_ptr<lease_slot> slot)
+      : registry_(registry), slot_(std::move(slot)) {}
   ~scoped_pin() { registry_.unpin(slot_); }
   scoped_pin(const scoped_pin&) = delete;
   scoped_pin& operator=(const scoped_pin&) = delete;

@@ -57,8 +57,8 @@ std::vector<applied_migration> read_history(connection& conn, const detail::dial
 }
 
 // Refuses a history this library cannot continue: an edited migration or a newer schema.
-void check_history(const std::vector<applied_migration>& applied,
-                   const std::vector<detail::embedded_migration>& known, const std::string& table) {
+void check_history(const std::vector<applied_migration>& applied, const std::vector<detail::embedded_migration>& known,
+                   const std::string& table) {
   const int newest_known = known.empty() ? 0 : known.back().version;
   for (const auto& a : applied) {
     if (a.version > newest_known) {
@@ -112,7 +112,8 @@ class migration_lock {
   }
   // On an error path: the session ends the lock anyway when the connection closes.
   ~migration_lock() {
-    if (!finished_) detail::exec_quietly(conn_, sql_.migration_lock_is_transaction ? sql_.rollback : sql_.migration_unlock);
+    if (!finished_)
+      detail::exec_quietly(conn_, sql_.migration_lock_is_transaction ? sql_.rollback : sql_.migration_unlock);
   }
   migration_lock(const migration_lock&) = delete;
   migration_lock& operator=(const migration_lock&) = delete;
@@ -128,8 +129,7 @@ class migration_lock {
 
 std::vector<migration_info> known_migrations(dialect_kind dialect) {
   std::vector<migration_info> out;
-  for (const auto& m : shipped(dialect))
-    out.push_back({m.version, std::string(m.name), detail::sha256_hex(m.text)});
+  for (const auto& m : shipped(dialect)) out.push_back({m.version, std::string(m.name), detail::sha256_hex(m.text)});
   return out;
 }
 
@@ -171,7 +171,8 @@ migrate_result migrate_locked(const database& db) {
   check_history(applied, known, table);
 
   for (const auto& m : known) {
-    const bool done = std::any_of(applied.begin(), applied.end(), [&](const auto& a) { return a.version == m.version; });
+    const bool done = std::any_of(applied.begin(), applied.end(),
+                                  [&](const auto& a) { return a.version == m.version; });
     if (done) continue;
     apply(*conn, sql, m, table, sql.transactional_ddl && !sql.migration_lock_is_transaction);
     result.applied.push_back(m.version);

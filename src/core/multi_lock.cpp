@@ -77,8 +77,8 @@ std::vector<std::string> checked_names(std::vector<std::string> names, std::chro
     try {
       validate_lock_name(names[i]);
     } catch (const invalid_argument& e) {
-      throw invalid_argument("multi_lock name " + std::to_string(i + 1) + " of " + std::to_string(names.size()) +
-                             ": " + e.what());
+      throw invalid_argument("multi_lock name " + std::to_string(i + 1) + " of " + std::to_string(names.size()) + ": " +
+                             e.what());
     }
   }
   validate_ttl(ttl);
@@ -177,7 +177,7 @@ class multi_lock_state {
     const auto recorded = levels_.add(owner, hold, 0, same_hold);
     if (recorded.is_new)
       for (const auto& name : names_) registry.pin(name, owner);  // the object keeps the slots while it holds them
-    if (recorded.replaced) {  // an earlier hold of ours here was lost
+    if (recorded.replaced) {                                      // an earlier hold of ours here was lost
       forget_levels(owner, *current, hold);
       let_go(*recorded.replaced);
     }
@@ -201,7 +201,7 @@ class multi_lock_state {
       auto conn = impl_.borrow();
       return multi_store(conn, impl_.sql(), *sql_).lease_remaining(owner, names_);
     };
-    bool refused = false;                       // an attempt was refused: read before the next one
+    bool refused = false;                           // an attempt was refused: read before the next one
     std::optional<std::chrono::milliseconds> busy;  // this round's read found a name held elsewhere
     return retry_until(impl_, names_, deadline,
                        {.attempt =

@@ -27,7 +27,7 @@ std::vector<value> owner_and_names(const std::string& owner, const std::vector<s
 }  // namespace
 
 std::optional<std::vector<acquired>> multi_store::complete(const std::vector<row>& rows,
-                                                            const std::vector<std::string>& names) const {
+                                                           const std::vector<std::string>& names) const {
   if (rows.size() != names.size()) return std::nullopt;
   std::vector<std::optional<acquired>> found(names.size());
   for (const auto& r : rows) {
@@ -37,8 +37,8 @@ std::optional<std::vector<acquired>> multi_store::complete(const std::vector<row
     if (it == names.end() || *it != *resource || found[static_cast<std::size_t>(it - names.begin())])
       throw backend_error("lock table returned an unexpected multi_lock row for '" + resource.value_or("NULL") + "'",
                           "", 0);
-    found[static_cast<std::size_t>(it - names.begin())] =
-        acquired{field_int64(r.at(1), "count"), field_int64(r.at(2), "fence")};
+    found[static_cast<std::size_t>(it - names.begin())] = acquired{field_int64(r.at(1), "count"),
+                                                                   field_int64(r.at(2), "fence")};
   }
   std::vector<acquired> out;
   out.reserve(names.size());

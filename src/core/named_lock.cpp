@@ -34,11 +34,8 @@ class named_protocol final : public session_lock_protocol {
  public:
   // `impl` outlives the protocol: the session_lock that owns it keeps a handle of it.
   named_protocol(database_impl& impl, std::string name, std::string server_name, std::string description)
-      : impl_(impl),
-        sql_(named_lock_statements(impl.dialect())),
-        name_(std::move(name)),
-        server_name_(std::move(server_name)),
-        description_(std::move(description)) {}
+      : impl_(impl), sql_(named_lock_statements(impl.dialect())), name_(std::move(name)),
+        server_name_(std::move(server_name)), description_(std::move(description)) {}
 
   bool acquire(connection& conn, lock_mode, std::optional<steady::time_point> deadline, attempt& state) override {
     // GET_LOCK is node-local on Galera: refused on a multi-node cluster unless the URI says every
@@ -58,7 +55,8 @@ class named_protocol final : public session_lock_protocol {
       // Back before the deadline with a 0: MySQL rounds the timeout to whole seconds. Ask again,
       // pausing briefly if the server did not wait at all.
       if (deadline && steady::now() - now < wait / 2)
-        std::this_thread::sleep_for(std::min<steady::duration>(std::chrono::milliseconds(10), *deadline - steady::now()));
+        std::this_thread::sleep_for(
+            std::min<steady::duration>(std::chrono::milliseconds(10), *deadline - steady::now()));
     }
   }
 
@@ -77,8 +75,9 @@ class named_protocol final : public session_lock_protocol {
     }
     const field& got = r.rows.at(0).at(0);
     if (!got)
-      throw backend_error("GET_LOCK for " + description_ + " returned NULL: the wait was interrupted (KILL QUERY) "
-                          "or the server refused the name",
+      throw backend_error("GET_LOCK for " + description_ +
+                              " returned NULL: the wait was interrupted (KILL QUERY) "
+                              "or the server refused the name",
                           "", 0);
     return *got == "1";
   }

@@ -37,8 +37,7 @@ std::shared_ptr<session_registry> session_registry::of(const database& db) {
 }
 
 session_registry::session_registry(database_impl& impl)
-    : impl_(impl), clock_(impl.time()), pid_(process_id()), sync_(std::make_shared<registry_sync>()),
-      mu_(sync_->mu) {}
+    : impl_(impl), clock_(impl.time()), pid_(process_id()), sync_(std::make_shared<registry_sync>()), mu_(sync_->mu) {}
 
 session_registry::~session_registry() {
   if (process_id() != pid_) {
@@ -60,7 +59,7 @@ session_registry::~session_registry() {
 }
 
 std::shared_ptr<pinned_session> session_registry::insert(const std::string& owner, pooled_connection conn,
-                                                          std::chrono::milliseconds keepalive) {
+                                                         std::chrono::milliseconds keepalive) {
   auto s = std::make_shared<pinned_session>(owner, std::move(conn), keepalive);
   s->users = 1;
   sessions_[owner] = s;

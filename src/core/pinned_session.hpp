@@ -78,8 +78,8 @@ struct pinned_session {
   bool tagged = false;
 
   // Guarded by the registry's mutex.
-  int users = 0;            // operations in progress on this session
-  std::int64_t holds = 0;   // lock levels held on it, summed over every lock object
+  int users = 0;           // operations in progress on this session
+  std::int64_t holds = 0;  // lock levels held on it, summed over every lock object
   std::chrono::milliseconds keepalive;
   std::chrono::steady_clock::time_point next_ping;
   // Fires once, when the session is lost (lost == loss.fired()). Thread-safe on its own: lock

@@ -100,18 +100,19 @@ class queue_lock_state {
         // and queue afresh, at the back (joining it would keep a level that no release gives back).
         store(*conn).leave(name_, kind_, got.ticket, owner);
         if (orphans == 2)
-          throw backend_error(who_.what() + ": the queue keeps returning a place of this owner that no hold stands "
-                              "behind; retry the call",
+          throw backend_error(who_.what() +
+                                  ": the queue keeps returning a place of this owner that no hold stands "
+                                  "behind; retry the call",
                               "", 0);
       }
       // The owner's place is a reader's, held through another object of this owner: an upgrade.
       // The enqueue changed nothing.
       if (write && got.writes == 0) throw invalid_argument(upgrade_refused());
       if (existing) registry.record_levels(*slot, got.levels());
-      const auto generation =
-          existing ? before.generation
-                   : registry.record_acquired(*slot, acquired{got.levels(), got.ticket}, settings_.ttl,
-                                              settings_.auto_renew, sent, /*queued=*/true);
+      const auto generation = existing
+                                  ? before.generation
+                                  : registry.record_acquired(*slot, acquired{got.levels(), got.ticket}, settings_.ttl,
+                                                             settings_.auto_renew, sent, /*queued=*/true);
       place waiting(*this, slot, owner, got.ticket, write);
       bool lost_place = false;
       std::optional<std::chrono::milliseconds> wait;
@@ -254,7 +255,8 @@ class queue_lock_state {
   }
 
   std::string upgrade_refused() const {
-    return who_.what() + ": the calling owner holds it for reading and asked to write; an upgrade can only "
+    return who_.what() +
+           ": the calling owner holds it for reading and asked to write; an upgrade can only "
            "deadlock (two readers upgrading wait for each other): release the read lock, then lock()";
   }
 

@@ -21,8 +21,8 @@ result queue_store::run(const std::string& sql, std::span<const value> params) {
 }
 
 queue_entry queue_store::enqueue(const queue_request& r) {
-  const auto params =
-      with_holder({r.resource, kind_text(r.kind)}, r.owner, r.session, r.lease, r.auto_renew, {std::int64_t{r.write ? 1 : 0}});
+  const auto params = with_holder({r.resource, kind_text(r.kind)}, r.owner, r.session, r.lease, r.auto_renew,
+                                  {std::int64_t{r.write ? 1 : 0}});
   auto res = run(sql_.enqueue, params);
   if (sql_.enqueue_reads_back) {
     const value key[] = {r.resource, kind_text(r.kind), r.owner};

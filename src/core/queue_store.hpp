@@ -36,8 +36,8 @@ struct queue_entry {
 
 // What a check found.
 struct queue_turn {
-  bool mine = false;          // the entry exists and is live
-  std::int64_t blockers = 0;  // live entries ahead that block it
+  bool mine = false;                              // the entry exists and is live
+  std::int64_t blockers = 0;                      // live entries ahead that block it
   std::optional<std::chrono::milliseconds> wait;  // until the first blocker's lease runs out
   bool holds() const noexcept { return mine && blockers == 0; }
 };

@@ -45,9 +45,8 @@ std::uint64_t reap(const database& db, const reap_options& options) {
     }
   }
   // Count-down latches (core/latch_reap.hpp): open ones after their retention, expired ones.
-  total += detail::reap_latches(impl, db.table(),
-                                {options.batch_size, options.latch_retention, options.grace, options.stop,
-                                 options.on_batch});
+  total += detail::reap_latches(
+      impl, db.table(), {options.batch_size, options.latch_retention, options.grace, options.stop, options.on_batch});
   return total;
 }
 

@@ -42,7 +42,8 @@ class reentry_guard {
   reentry_guard(const database_impl* handle, const std::string& name) {
     for (const auto& h : t_held) {
       if (h.handle == handle && h.name == name) {
-        throw invalid_argument("row lock '" + name + "' is already held by this thread (with_row_lock is not "
+        throw invalid_argument("row lock '" + name +
+                               "' is already held by this thread (with_row_lock is not "
                                "re-entrant: the inner call would wait for the outer one forever); do the work "
                                "inside the outer call");
       }
@@ -114,9 +115,8 @@ sql_result row_lock_tx::exec(std::string_view sql, std::initializer_list<sql_val
 
 sql_result row_lock_tx::exec(std::string_view sql, std::span<const sql_value> params) {
   if (!failure_.empty()) {
-    detail::row_lock_tx_access::throw_failure(
-        *this, "row lock '" + name_ + "': the transaction already failed (" + failure_ +
-                   "); throw or return to roll it back");
+    detail::row_lock_tx_access::throw_failure(*this, "row lock '" + name_ + "': the transaction already failed (" +
+                                                         failure_ + "); throw or return to roll it back");
   }
   try {
     // sql_value is the seam's value type. Statements without parameters are not prepared, so

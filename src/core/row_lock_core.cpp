@@ -109,8 +109,9 @@ std::optional<transaction> begin_row_locked(connection& conn, const dialect_sql&
       bound.restore();
       if (outcome == lock_outcome::busy) return std::nullopt;
       if (attempt >= 3) {
-        throw backend_error("the row of row lock '" + name + "' disappears each time it is created: something "
-                            "deletes rows of the row lock table, which must never happen while it is in use",
+        throw backend_error("the row of row lock '" + name +
+                                "' disappears each time it is created: something "
+                                "deletes rows of the row lock table, which must never happen while it is in use",
                             "", 0);
       }
     } catch (const backend_error& e) {
@@ -159,17 +160,20 @@ bool lock_in_transaction(connection& conn, const row_lock_sql& sql, const std::s
     }
     bound.restore();
     if (outcome == lock_outcome::missing) {
-      throw backend_error("the row of row lock '" + name + "' was deleted while it was being locked: something "
-                          "deletes rows of the row lock table, which must never happen while it is in use; roll "
-                          "back this transaction",
+      throw backend_error("the row of row lock '" + name +
+                              "' was deleted while it was being locked: something "
+                              "deletes rows of the row lock table, which must never happen while it is in use; roll "
+                              "back this transaction",
                           "", 0);
     }
     return false;
   } catch (const backend_error& e) {
     undo_quietly();
     if (is_no_transaction_error(sql.kind, e)) {
-      throw invalid_argument("row lock '" + name + "' must be taken inside an open transaction; the connection "
-                             "is in autocommit mode, where FOR UPDATE would end at once (" + e.what() + ")");
+      throw invalid_argument("row lock '" + name +
+                             "' must be taken inside an open transaction; the connection "
+                             "is in autocommit mode, where FOR UPDATE would end at once (" +
+                             e.what() + ")");
     }
     rethrow_lock_error(sql, e, name,
                        use_savepoint ? "this attempt only (to a savepoint: your transaction is still usable)"

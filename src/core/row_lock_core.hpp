@@ -39,7 +39,7 @@ void check_row_lock_request(const row_lock_sql& sql, std::string_view name);
 // elsewhere (NOWAIT refused or the wait timed out), with the transaction rolled back.
 // Throws like lock_in_transaction, after rolling back.
 std::optional<transaction> begin_row_locked(connection& conn, const dialect_sql& dialect, const row_lock_sql& sql,
-                      const std::string& name, const row_wait& wait);
+                                            const std::string& name, const row_wait& wait);
 
 // The caller's transaction, open on `conn`: makes sure the row exists and locks it there, until
 // that transaction ends. Returns false when the row is held elsewhere; the caller's transaction is
@@ -57,7 +57,6 @@ bool lock_in_transaction(connection& conn, const row_lock_sql& sql, const std::s
 // Throws like lock_in_transaction, plus invalid_argument for a bad table name and not_supported for
 // SQLite and for a Galera cluster.
 bool lock_row_in_caller_transaction(connection& conn, dialect_kind dialect, std::string_view table,
-                                    std::string_view name, const row_wait& wait,
-                                    const caller_connection& caller = {});
+                                    std::string_view name, const row_wait& wait, const caller_connection& caller = {});
 
 }  // namespace sqllock::detail

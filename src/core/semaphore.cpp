@@ -110,7 +110,8 @@ class permit_state {
       registry.mark_lost(*slot);
       registry.forget(*slot);
       let_go();
-      throw not_held(shared_->who.what() + " is no longer held: its lease expired and another holder took the slot "
+      throw not_held(shared_->who.what() +
+                     " is no longer held: its lease expired and another holder took the slot "
                      "over (or it was released by force)");
     }
     registry.record_released(*slot);
@@ -137,8 +138,8 @@ class permit_state {
 class semaphore_state {
  public:
   semaphore_state(const database& db, std::string_view name, std::int64_t permits, semaphore_options options)
-      : shared_(std::make_shared<const semaphore_shared>(
-            db, checked(std::string(name), permits, options.ttl), permits, std::move(options))) {}
+      : shared_(std::make_shared<const semaphore_shared>(db, checked(std::string(name), permits, options.ttl), permits,
+                                                         std::move(options))) {}
 
   std::unique_ptr<permit_state> attempt() {
     auto& impl = shared_->impl;
@@ -173,10 +174,11 @@ class semaphore_state {
     std::unique_ptr<permit_state> got;
     retry_until(shared_->impl, shared_->name, deadline,
                 {.attempt = [&] { return (got = attempt()) != nullptr; },
-                 .lease_remaining = [&] {
-                   auto conn = shared_->impl.borrow();
-                   return shared_->store(*conn).lease_remaining(shared_->name, shared_->permits);
-                 }});
+                 .lease_remaining =
+                     [&] {
+                       auto conn = shared_->impl.borrow();
+                       return shared_->store(*conn).lease_remaining(shared_->name, shared_->permits);
+                     }});
     return got;
   }
 

@@ -147,12 +147,13 @@ void session_registry::pinger_loop(std::shared_ptr<registry_sync> sync) noexcept
     lock.lock();
     if (!use) {
       // A statement of the owner is running on it; a broken connection fails it at once.
-      s->next_ping = clock_.now() + std::min(s->keepalive, std::chrono::duration_cast<std::chrono::milliseconds>(kBusyRetry));
+      s->next_ping = clock_.now() +
+                     std::min(s->keepalive, std::chrono::duration_cast<std::chrono::milliseconds>(kBusyRetry));
       reschedule(*s);
       continue;
     }
     if (!s->conn || s->loss.fired()) continue;  // went back to the pool or was lost meanwhile
-    s->ping = phase::running;  // from here the keepalive thread times it
+    s->ping = phase::running;                   // from here the keepalive thread times it
     s->ping_since = clock_.now();
     s->ping_reprieved = false;
     lock.unlock();
@@ -162,8 +163,7 @@ void session_registry::pinger_loop(std::shared_ptr<registry_sync> sync) noexcept
         // Behind a transaction-mode pooler the ping may reach another server session than the
         // one that holds the locks: then they are out of this client's reach, as good as lost.
         connection& c = **s->conn;
-        const auto r = c.exec(advisory_statements(impl_.dialect()).session_is_mine,
-                              std::vector<value>{c.session_tag});
+        const auto r = c.exec(advisory_statements(impl_.dialect()).session_is_mine, std::vector<value>{c.session_tag});
         alive = pg_true(r.rows.at(0).at(0));
       } else {
         (*s->conn)->exec_direct(statement);

@@ -19,9 +19,7 @@ const char* mode_name(lock_mode m) noexcept { return m == lock_mode::shared ? "s
 // The session a level lives on belongs to another process: the parent's, seen in a forked child.
 bool parents(const std::shared_ptr<pinned_session>& s) { return s->pid != process_id(); }
 
-bool same_session(const std::shared_ptr<pinned_session>& a, const std::shared_ptr<pinned_session>& b) {
-  return a == b;
-}
+bool same_session(const std::shared_ptr<pinned_session>& a, const std::shared_ptr<pinned_session>& b) { return a == b; }
 
 }  // namespace
 
@@ -56,7 +54,8 @@ bool session_lock::acquire(lock_mode mode, std::optional<steady::time_point> dea
     session_pin pin(*reg, reg->pin(owner, options_.keepalive));
     std::unique_lock use(pin->use, std::defer_lock);
     const auto waited = reg->lock_use(
-        *pin, use, deadline ? std::optional(std::max(*deadline, impl_.time().now() + kSessionBusyGrace)) : std::nullopt);
+        *pin, use,
+        deadline ? std::optional(std::max(*deadline, impl_.time().now() + kSessionBusyGrace)) : std::nullopt);
     // Timed out: another thread of this owner is still waiting on the session.
     if (waited == use_wait::timed_out) return false;
     if (waited == use_wait::lost || !pin->conn) {  // found dead meanwhile; the owner gets a new session
@@ -106,11 +105,11 @@ void session_lock::release_as(const std::string& owner, lock_mode mode, bool clo
   const std::shared_ptr<pinned_session> s = mine->hold;
   if (parents(s)) {
     mine_.drop(owner);
-    throw not_held(protocol_->description() + " was taken by the parent process; a forked child holds none "
+    throw not_held(protocol_->description() +
+                   " was taken by the parent process; a forked child holds none "
                    "of its parent's session locks");
   }
-  const std::string lost_message =
-      who_.lost_before_release("its database session died, so the server freed it then");
+  const std::string lost_message = who_.lost_before_release("its database session died, so the server freed it then");
   auto reg = impl_.sessions();
   reg->pin_existing(*s);
   session_pin pin(*reg, s);

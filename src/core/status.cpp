@@ -45,7 +45,8 @@ std::optional<lock_info> force_release(const database& db, std::string_view name
 }
 
 std::vector<permit_info> list_permits(const database& db) {
-  return with_store(db, [](detail::admin_store& s, auto&) { return s.list_permits(); }, detail::admin_table::permits);
+  return with_store(
+      db, [](detail::admin_store& s, auto&) { return s.list_permits(); }, detail::admin_table::permits);
 }
 
 std::vector<permit_info> find_permits(const database& db, std::string_view name) {
@@ -66,7 +67,8 @@ std::vector<permit_info> force_release_permits(const database& db, std::string_v
 }
 
 std::vector<queue_entry_info> list_queue_entries(const database& db) {
-  return with_store(db, [](detail::admin_store& s, auto&) { return s.list_queue(); }, detail::admin_table::queue);
+  return with_store(
+      db, [](detail::admin_store& s, auto&) { return s.list_queue(); }, detail::admin_table::queue);
 }
 
 std::vector<queue_entry_info> find_queue_entries(const database& db, std::string_view name,

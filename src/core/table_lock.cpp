@@ -2,7 +2,6 @@
 // runs through table_store; renewal and loss detection live in lease_registry.
 #include "sqllock/table_lock.hpp"
 
-
 #include "common/lock_name.hpp"
 #include "core/clock.hpp"
 #include "core/database_impl.hpp"
@@ -85,10 +84,11 @@ class table_lock_state {
   bool try_until(std::optional<time_source::time_point> deadline) {
     return retry_until(impl_, name_, deadline,
                        {.attempt = [&] { return attempt(); },
-                        .lease_remaining = [&] {
-                          auto conn = impl_.borrow();
-                          return table_store(*conn, impl_.sql()).lease_remaining(name_);
-                        }});
+                        .lease_remaining =
+                            [&] {
+                              auto conn = impl_.borrow();
+                              return table_store(*conn, impl_.sql()).lease_remaining(name_);
+                            }});
   }
 
   void release_as(const std::string& owner) {
@@ -139,9 +139,7 @@ void table_lock::unlock() noexcept {
   state_->who().unlock([&] { release(); });
 }
 
-void table_lock::release() {
-  state_->release_as(state_->current_owner());
-}
+void table_lock::release() { state_->release_as(state_->current_owner()); }
 
 bool table_lock::holds() const noexcept {
   try {

@@ -26,8 +26,7 @@ transaction::transaction(connection& conn, const transaction_sql& sql) : conn_(&
 
 transaction::~transaction() { end_quietly(); }
 
-transaction::transaction(transaction&& other) noexcept
-    : conn_(other.conn_), sql_(other.sql_), open_(other.open_) {
+transaction::transaction(transaction&& other) noexcept : conn_(other.conn_), sql_(other.sql_), open_(other.open_) {
   other.open_ = false;
 }
 

@@ -41,8 +41,7 @@ std::optional<std::uint64_t> wakeup_hub::ticket(const std::string& resource) {
   return interests_[resource].releases;
 }
 
-void wakeup_hub::wait(const std::string& resource, std::uint64_t ticket,
-                      std::chrono::steady_clock::time_point until) {
+void wakeup_hub::wait(const std::string& resource, std::uint64_t ticket, std::chrono::steady_clock::time_point until) {
   std::unique_lock lock(mu_);
   cv_.wait_until(lock, until, [&] {
     auto it = interests_.find(resource);

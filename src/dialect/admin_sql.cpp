@@ -49,7 +49,8 @@ std::string shaped(std::string_view text, const table_shape& sh) {
       {"{{table}}", sh.table},       {"{{key}}", sh.key},     {"{{count}}", sh.count}, {"{{fence}}", sh.fence},
       {"{{acquired}}", sh.acquired}, {"{{extra}}", sh.extra}, {"{{same}}", sh.same},   {"{{l_key}}", sh.l_key}};
   for (const auto& [from, to] : subs)
-    for (std::size_t p = 0; (p = out.find(from, p)) != std::string::npos; p += to.size()) out.replace(p, from.size(), to);
+    for (std::size_t p = 0; (p = out.find(from, p)) != std::string::npos; p += to.size())
+      out.replace(p, from.size(), to);
   return out;
 }
 
@@ -93,11 +94,10 @@ admin_sql postgresql(const std::string& table, const table_shape& sh) {
       " RETURNING {{l_key}})"
       " SELECT CASE WHEN gone.resource IS NULL THEN 0 ELSE 1 END FROM batch LEFT JOIN gone USING ({{key}})");
 
-  a.list_locks = expand("SELECT " + std::string(kPgColumns) + " FROM {{table}} AS l CROSS JOIN " +
-                        std::string(kPgNow) + " ORDER BY {{l_key}}");
-  a.find_lock = expand("SELECT " + std::string(kPgColumns) + " FROM {{table}} AS l CROSS JOIN " +
-                       std::string(kPgNow) + " WHERE l.resource = $1" + scope_condition(sh, 2) +
-                       " ORDER BY {{l_key}}");
+  a.list_locks = expand("SELECT " + std::string(kPgColumns) + " FROM {{table}} AS l CROSS JOIN " + std::string(kPgNow) +
+                        " ORDER BY {{l_key}}");
+  a.find_lock = expand("SELECT " + std::string(kPgColumns) + " FROM {{table}} AS l CROSS JOIN " + std::string(kPgNow) +
+                       " WHERE l.resource = $1" + scope_condition(sh, 2) + " ORDER BY {{l_key}}");
 
   // pg_locks spells an advisory key as (classid, objid, objsubid): objsubid 1 is one bigint
   // key split into its high and low 32 bits; objsubid 2 is two int4 keys stored as unsigned oids.

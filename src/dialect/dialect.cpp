@@ -36,11 +36,11 @@ error_kind classify(dialect_kind kind, const backend_error& e) {
       return error_kind::other;
     case dialect_kind::mysql:
       switch (e.vendor_code()) {
-        case 1146: return error_kind::undefined_table;      // ER_NO_SUCH_TABLE
-        case 1205:                                            // ER_LOCK_WAIT_TIMEOUT (also MariaDB NOWAIT)
-        case 3572: return error_kind::lock_not_available;   // ER_LOCK_NOWAIT (MySQL 8)
-        case 1213:                                            // ER_LOCK_DEADLOCK (Galera: also a certification conflict)
-        case 3058: return error_kind::deadlock;             // ER_USER_LOCK_DEADLOCK (MySQL 8 GET_LOCK)
+        case 1146: return error_kind::undefined_table;     // ER_NO_SUCH_TABLE
+        case 1205:                                         // ER_LOCK_WAIT_TIMEOUT (also MariaDB NOWAIT)
+        case 3572: return error_kind::lock_not_available;  // ER_LOCK_NOWAIT (MySQL 8)
+        case 1213:                                         // ER_LOCK_DEADLOCK (Galera: also a certification conflict)
+        case 3058: return error_kind::deadlock;            // ER_USER_LOCK_DEADLOCK (MySQL 8 GET_LOCK)
         default: return error_kind::other;
       }
     case dialect_kind::sqlite:

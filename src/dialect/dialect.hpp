@@ -24,16 +24,16 @@ std::span<const std::string_view> session_setup(dialect_kind kind) noexcept;
 // What a backend_error means to the core, independent of dialect.
 enum class error_kind {
   other,
-  undefined_table,    // the lock table or history table does not exist: run migrate
-  lock_not_available, // NOWAIT failed or lock_timeout / innodb_lock_wait_timeout fired
-  deadlock,           // the server chose this statement as a deadlock victim (its transaction
-                      // rolled back, or for GET_LOCK the wait refused)
-  serialization,      // the server rolled back the transaction: it could not be serialised
-                      // with a concurrent one (PostgreSQL 40001)
-  busy,               // SQLite BUSY / LOCKED after the busy timeout: the statement failed, but an
-                      // open transaction was not rolled back (so not a transaction rollback)
-  query_canceled,     // statement_timeout (or a cancel request) ended the statement
-  no_transaction,     // the statement needs an open transaction and there is none
+  undefined_table,     // the lock table or history table does not exist: run migrate
+  lock_not_available,  // NOWAIT failed or lock_timeout / innodb_lock_wait_timeout fired
+  deadlock,            // the server chose this statement as a deadlock victim (its transaction
+                       // rolled back, or for GET_LOCK the wait refused)
+  serialization,       // the server rolled back the transaction: it could not be serialised
+                       // with a concurrent one (PostgreSQL 40001)
+  busy,                // SQLite BUSY / LOCKED after the busy timeout: the statement failed, but an
+                       // open transaction was not rolled back (so not a transaction rollback)
+  query_canceled,      // statement_timeout (or a cancel request) ended the statement
+  no_transaction,      // the statement needs an open transaction and there is none
 };
 
 // Its transaction statements (transaction_sql) are those of sqllock's own transactions.
@@ -49,11 +49,11 @@ struct dialect_sql : transaction_sql {
   // BEGIN IMMEDIATE; PostgreSQL's BEGIN and pg_advisory_xact_lock) and migration_unlock commits
   // it; every migration then runs inside it.
   bool migration_lock_is_transaction = false;
-  std::string migration_lock;    // one per database; one row whose first field is "1" when taken
+  std::string migration_lock;  // one per database; one row whose first field is "1" when taken
   std::string migration_unlock;
-  std::string create_history;    // creates sqllock_schema_migrations if missing
-  std::string select_history;    // $1 = lock table → rows (version, name, checksum), by version
-  std::string insert_history;    // $1 = lock table, $2 = version, $3 = name, $4 = checksum
+  std::string create_history;  // creates sqllock_schema_migrations if missing
+  std::string select_history;  // $1 = lock table → rows (version, name, checksum), by version
+  std::string insert_history;  // $1 = lock table, $2 = version, $3 = name, $4 = checksum
 
   // ---- table locks
   // acquire: $1 resource, $2 owner token, $3 holder session, $4 host, $5 pid, $6 thread,

@@ -20,9 +20,9 @@ namespace sqllock::detail {
 struct galera_probe_sql {
   // False for PostgreSQL and SQLite, which have no Galera: nothing is asked.
   bool applies = false;
-  std::string cluster_size;  // the number of nodes in the node's cluster component (a status)
+  std::string cluster_size;       // the number of nodes in the node's cluster component (a status)
   std::string cluster_size_name;  // the Variable_name of the row that answers it
-  std::string wsrep_on;      // whether the node replicates through wsrep at all (a variable)
+  std::string wsrep_on;           // whether the node replicates through wsrep at all (a variable)
   std::string wsrep_on_name;
 };
 

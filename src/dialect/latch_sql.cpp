@@ -194,8 +194,7 @@ WHERE resource = $1 AND count > 0 AND (expires_at IS NULL OR expires_at > UTC_TI
   s.decrement = t(
       "UPDATE {{table_latches}} SET count = count - 1, opened_at = IF(count = 0, UTC_TIMESTAMP(6), NULL) "
       "WHERE resource = $1 AND generation = $2");
-  s.arrived = t(
-      "SELECT 1 FROM {{table_latch_arrivals}} WHERE resource = $1 AND generation = $2 AND participant = $3");
+  s.arrived = t("SELECT 1 FROM {{table_latch_arrivals}} WHERE resource = $1 AND generation = $2 AND participant = $3");
 
   constexpr std::string_view kUtcMs = "'%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z')";
   // clang-format off

@@ -72,8 +72,7 @@ ON DUPLICATE KEY UPDATE
       "WHERE resource = $1 AND owner_token = $2 AND fence = $3 AND count = $4",
       d.kind, table);
   d.release_delete = expand_table_template(
-      "DELETE FROM {{table}} WHERE resource = $1 AND owner_token = $2 AND fence = $3",
-      d.kind, table);
+      "DELETE FROM {{table}} WHERE resource = $1 AND owner_token = $2 AND fence = $3", d.kind, table);
   // UTC_TIMESTAMP(6) is read when the statement starts, before any wait for a row lock; the row
   // may meanwhile have been taken over by another owner of the same session, with a later expiry.
   // GREATEST keeps a renewal from ever moving an expiry back (ending that lease early).

@@ -74,7 +74,8 @@ SELECT f.slot, g.fence FROM free AS f LEFT JOIN got AS g ON g.slot = f.slot)");
       "SELECT pg_notify(CAST($4 AS text), resource) FROM gone");
 
   // The same rules as the lock renewal (dialect/postgresql_renew.hpp).
-  s.renew = t(std::string(kPgRenewClock) + std::string(kPgRenewPermits) + " SELECT resource, owner_token, fence FROM p");
+  s.renew = t(std::string(kPgRenewClock) + std::string(kPgRenewPermits) +
+              " SELECT resource, owner_token, fence FROM p");
   return s;
 }
 
@@ -108,8 +109,7 @@ ON DUPLICATE KEY UPDATE
     acquired_at = IF(expires_at <= VALUES(acquired_at), VALUES(acquired_at), acquired_at),
     owner_token = IF(expires_at <= VALUES(acquired_at), VALUES(owner_token), owner_token),
     expires_at = IF(owner_token = VALUES(owner_token), VALUES(expires_at), expires_at))");
-  s.acquire_readback =
-      t("SELECT fence FROM {{table_permits}} WHERE resource = $1 AND slot = $2 AND owner_token = $3");
+  s.acquire_readback = t("SELECT fence FROM {{table_permits}} WHERE resource = $1 AND slot = $2 AND owner_token = $3");
   s.lease_remaining = t(
       "SELECT GREATEST(0, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), MIN(expires_at)) DIV 1000) "
       "FROM {{table_permits}} WHERE resource = $1 AND slot < $2 AND expires_at > UTC_TIMESTAMP(6)");

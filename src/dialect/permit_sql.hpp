@@ -52,7 +52,6 @@ struct permit_sql {
   std::string renew;
   bool renew_reads_back = false;
   std::string renew_readback;
-
 };
 
 // The permit statements for `kind` and the (validated, unquoted) lock table name. Cached: the same

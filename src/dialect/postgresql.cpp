@@ -82,7 +82,8 @@ ON CONFLICT (resource) DO UPDATE SET
 WHERE l.owner_token = EXCLUDED.owner_token OR l.expires_at <= EXCLUDED.acquired_at
 RETURNING count, fence)";
   std::string acquire(kAcquire);
-  acquire.replace(acquire.find("ACQUIRE_KEY"), std::string_view("ACQUIRE_KEY").size(), pg_acquire_key("CAST($1 AS text)"));
+  acquire.replace(acquire.find("ACQUIRE_KEY"), std::string_view("ACQUIRE_KEY").size(),
+                  pg_acquire_key("CAST($1 AS text)"));
   d.acquire = expand_table_template(acquire, d.kind, table);
   d.lease_remaining = expand_table_template(
       "SELECT GREATEST(0, CAST(EXTRACT(EPOCH FROM (expires_at - clock_timestamp())) * 1000 AS bigint)) "
@@ -100,8 +101,8 @@ RETURNING count, fence)";
       d.kind, table);
   // Rows locked in key order, then renewed (dialect/postgresql_renew.hpp).
   d.renew = expand_table_template(
-      std::string(kPgRenewClock) + std::string(kPgRenewLocks) + " SELECT resource, owner_token, fence FROM l",
-      d.kind, table);
+      std::string(kPgRenewClock) + std::string(kPgRenewLocks) + " SELECT resource, owner_token, fence FROM l", d.kind,
+      table);
   d.wakeup_channel = "sqllock_" + table;
   return d;
 }

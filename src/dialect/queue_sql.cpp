@@ -17,9 +17,8 @@ constexpr std::string_view kColumns =
 
 // The columns an enqueue that replaces its owner's expired entry takes from the new one, besides
 // the counts; expires_at (which every decision reads) is kept for last.
-constexpr std::string_view kReplaced[] = {
-    "ticket", "holder_session", "holder_host", "holder_pid", "holder_thread", "lease_ms", "auto_renew",
-    "enqueued_at", "renewed_at", "expires_at"};
+constexpr std::string_view kReplaced[] = {"ticket",   "holder_session", "holder_host", "holder_pid", "holder_thread",
+                                          "lease_ms", "auto_renew",     "enqueued_at", "renewed_at", "expires_at"};
 
 // One "col = <pattern with @ as the column>" assignment per column of kReplaced.
 std::string replaced_assignments(std::string_view pattern) {
@@ -45,7 +44,8 @@ constexpr std::string_view kEntry = "resource = $1 AND kind = $2 AND ticket = $3
 // Release of a level ($5: 1 write, 0 read): the delete of a last level, the decrement of any other.
 constexpr std::string_view kLastLevel = "write_count = $5 AND read_count = 1 - $5";
 constexpr std::string_view kDecrement = "write_count = write_count - $5, read_count = read_count - (1 - $5)";
-constexpr std::string_view kNotLastLevel = "write_count >= $5 AND read_count >= 1 - $5 AND write_count + read_count > 1";
+constexpr std::string_view kNotLastLevel =
+    "write_count >= $5 AND read_count >= 1 - $5 AND write_count + read_count > 1";
 
 // The per-name advisory key an enqueue takes before it draws its ticket: its own seed, so that it
 // never waits for lock rows (dialect/postgresql_keys.hpp) or permits (permit_sql.cpp) of the name.
@@ -251,8 +251,9 @@ ON CONFLICT (resource, kind, owner_token) DO UPDATE SET
   s.check = t("DELETE FROM {{table_queue}} WHERE resource = $1 AND kind = $2 AND ticket < $3 AND expires_at <= " + now +
               " AND owner_token <> $4");
   s.check_read = t(check_read_text(
-      now, "CASE WHEN COUNT(*) > 0 "
-           "THEN MAX(0, CAST(ROUND((julianday(MIN(a.expires_at)) - julianday('now')) * 86400000) AS INTEGER)) END"));
+      now,
+      "CASE WHEN COUNT(*) > 0 "
+      "THEN MAX(0, CAST(ROUND((julianday(MIN(a.expires_at)) - julianday('now')) * 86400000) AS INTEGER)) END"));
 
   // Point statements by the full primary key; the delete reports by its affected count (no
   // RETURNING, which SQLite buffers in an ephemeral table).

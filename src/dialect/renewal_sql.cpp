@@ -65,7 +65,7 @@ std::shared_ptr<const std::vector<renewal_step>> renewal_statements(dialect_kind
     // always sent).
     entry = std::make_shared<const std::vector<renewal_step>>(
         kind == dialect_kind::postgresql && (tables & (tables - 1)) != 0 ? postgresql(table, tables)
-                                                                          : one_per_table(kind, table, tables));
+                                                                         : one_per_table(kind, table, tables));
   return entry;
 }
 

@@ -36,8 +36,9 @@ std::string guarded(const std::string& action, int kind, bool claim) {
   out += kSessionTag;
   out += " IN ('', CAST(";
   out += kTagArg[kind];
-  out += " AS text)) THEN false ELSE EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory'"
-         " AND pid = pg_backend_pid() AND ";
+  out +=
+      " AS text)) THEN false ELSE EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory'"
+      " AND pid = pg_backend_pid() AND ";
   out += kKeyInPgLocks[kind];
   out += ") END) THEN NULL";
   if (claim) {
@@ -95,8 +96,9 @@ const advisory_sql& advisory_statements(dialect_kind kind) {
   switch (kind) {
     case dialect_kind::postgresql: return statements;
     case dialect_kind::mysql:
-      throw not_supported("advisory locks (sqllock::advisory_lock) need PostgreSQL; on MySQL/MariaDB use "
-                          "sqllock::named_lock (GET_LOCK) or sqllock::table_lock");
+      throw not_supported(
+          "advisory locks (sqllock::advisory_lock) need PostgreSQL; on MySQL/MariaDB use "
+          "sqllock::named_lock (GET_LOCK) or sqllock::table_lock");
     case dialect_kind::sqlite: break;
   }
   throw not_supported("advisory locks (sqllock::advisory_lock) need PostgreSQL; on SQLite use sqllock::table_lock");
@@ -107,12 +109,14 @@ const named_lock_sql& named_lock_statements(dialect_kind kind) {
   switch (kind) {
     case dialect_kind::mysql: return statements;
     case dialect_kind::postgresql:
-      throw not_supported("named locks (sqllock::named_lock, GET_LOCK) need MySQL or MariaDB; on PostgreSQL use "
-                          "sqllock::advisory_lock or sqllock::table_lock");
+      throw not_supported(
+          "named locks (sqllock::named_lock, GET_LOCK) need MySQL or MariaDB; on PostgreSQL use "
+          "sqllock::advisory_lock or sqllock::table_lock");
     case dialect_kind::sqlite: break;
   }
-  throw not_supported("named locks (sqllock::named_lock, GET_LOCK) need MySQL or MariaDB; on SQLite use "
-                      "sqllock::table_lock");
+  throw not_supported(
+      "named locks (sqllock::named_lock, GET_LOCK) need MySQL or MariaDB; on SQLite use "
+      "sqllock::table_lock");
 }
 
 const std::vector<std::string>& session_reset_statements(dialect_kind kind) {

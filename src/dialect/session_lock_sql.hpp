@@ -36,8 +36,8 @@ struct advisory_sql {
   std::string try_xact_lock[2][2];  // pg_try_advisory_xact_lock[_shared]
   // [key kind][mode], then the tag; each waits (bounded by lock_timeout) and returns one row: ""
   // once taken, NULL as above. lock tags the session.
-  std::string lock[2][2];           // pg_advisory_lock[_shared]
-  std::string xact_lock[2][2];      // pg_advisory_xact_lock[_shared]
+  std::string lock[2][2];       // pg_advisory_lock[_shared]
+  std::string xact_lock[2][2];  // pg_advisory_xact_lock[_shared]
   // [key kind][mode], then the tag; one row: "true" when a level was released, "false" when this
   // session did not hold the lock (the server also logs a warning then), NULL when the server
   // session does not carry the tag (the statement reached another server session).
@@ -51,7 +51,7 @@ struct advisory_sql {
   // transaction only (SET LOCAL).
   lock_wait_sql session_lock_wait;
   lock_wait_sql xact_lock_wait;
-  std::string unlock_all;          // pg_advisory_unlock_all(): drops every session-level lock
+  std::string unlock_all;  // pg_advisory_unlock_all(): drops every session-level lock
   // A bounded wait inside the caller's transaction runs in this savepoint (exec_direct), so a
   // timeout aborts only the savepoint, not the caller's transaction.
   savepoint_sql savepoint;
@@ -59,9 +59,9 @@ struct advisory_sql {
 
 // MySQL / MariaDB user-level lock statements. $1 is always the (already mapped) server name.
 struct named_lock_sql {
-  std::string get_lock;       // $1 name, $2 timeout in seconds as decimal text → "1", "0" or NULL
-  std::string release_lock;   // $1 name → "1" released, "0" held by another session, NULL unknown
-  std::string release_all;    // RELEASE_ALL_LOCKS(): drops every lock of this session
+  std::string get_lock;      // $1 name, $2 timeout in seconds as decimal text → "1", "0" or NULL
+  std::string release_lock;  // $1 name → "1" released, "0" held by another session, NULL unknown
+  std::string release_all;   // RELEASE_ALL_LOCKS(): drops every lock of this session
 };
 
 // The statements for `kind`; throws not_supported (naming the lock kind to use instead) when the

@@ -30,15 +30,15 @@ savepoint_sql make_savepoint_sql(std::string_view name);
 // A setting that bounds how long a statement waits for a lock: PostgreSQL lock_timeout, MySQL
 // innodb_lock_wait_timeout.
 struct lock_wait_sql {
-  std::int64_t unit_ms = 1;    // what one unit of `set` is, in milliseconds
-  std::int64_t min = 1;        // smallest value for a bounded wait (PostgreSQL: 0 means no limit)
-  std::int64_t max = 1;        // largest value the server accepts; longer waits are cut to it
-  std::int64_t shortest = 1;   // the value closest to NOWAIT, for statements that lack NOWAIT
-  std::int64_t unlimited = 0;  // the value that means "no limit"
+  std::int64_t unit_ms = 1;        // what one unit of `set` is, in milliseconds
+  std::int64_t min = 1;            // smallest value for a bounded wait (PostgreSQL: 0 means no limit)
+  std::int64_t max = 1;            // largest value the server accepts; longer waits are cut to it
+  std::int64_t shortest = 1;       // the value closest to NOWAIT, for statements that lack NOWAIT
+  std::int64_t unlimited = 0;      // the value that means "no limit"
   bool transaction_local = false;  // reverts by itself with a rollback (PostgreSQL SET LOCAL)
-  std::string get;      // → one row: the current setting, as text for `restore`
-  std::string set;      // $1 = the wait as an integer number of units
-  std::string restore;  // $1 = a text `get` returned
+  std::string get;                 // → one row: the current setting, as text for `restore`
+  std::string set;                 // $1 = the wait as an integer number of units
+  std::string restore;             // $1 = a text `get` returned
   // When not empty, undoing a change runs this (exec_direct) instead of reading the old value
   // first and restoring it.
   std::string reset;

@@ -16,8 +16,7 @@ constexpr bool is_mysql_connection_loss(long long code) noexcept {
     case 2055:  // CR_SERVER_LOST_EXTENDED
     case 4031:  // ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8: idle session closed by the server)
       return true;
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -32,8 +31,7 @@ constexpr bool is_mysql_permission_error(long long code) noexcept {
     case 1370:  // ER_PROCACCESS_DENIED_ERROR
     case 1419:  // ER_BINLOG_CREATE_ROUTINE_NEED_SUPER (a trigger with binary logging on)
       return true;
-    default:
-      return false;
+    default: return false;
   }
 }
 

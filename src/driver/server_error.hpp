@@ -12,7 +12,6 @@ constexpr bool is_postgresql_permission_error(std::string_view sqlstate) noexcep
 // Throws permission_denied when `permission` is true — the server refused the statement for lack
 // of a privilege; the message then also says which privileges sqllock needs and that migrations
 // need the owner — and backend_error otherwise. `message` is the server's text.
-[[noreturn]] void throw_server_error(std::string message, std::string sqlstate, long long vendor_code,
-                                     bool permission);
+[[noreturn]] void throw_server_error(std::string message, std::string sqlstate, long long vendor_code, bool permission);
 
 }  // namespace sqllock::detail

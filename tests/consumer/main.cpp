@@ -25,8 +25,8 @@ void check(bool ok, const std::string& what) {
 
 void exercise(const std::string& uri) {
   sqllock::database db(uri);
-  std::cout << "== " << db.display_uri() << " (dialect " << sqllock::to_string(db.dialect())
-            << ", driver " << db.driver_name() << ")\n";
+  std::cout << "== " << db.display_uri() << " (dialect " << sqllock::to_string(db.dialect()) << ", driver "
+            << db.driver_name() << ")\n";
   const auto migrated = sqllock::migrate(db);
   check(migrated.version > 0, "migrate reaches a schema version");
 

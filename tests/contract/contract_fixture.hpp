@@ -76,7 +76,8 @@ struct error_sink {
 };
 
 // The instantiation of a contract suite over `cases` (prefix: the target family).
-#define SQLLOCK_CONTRACT_CASES(prefix, suite, cases) \
-  INSTANTIATE_TEST_SUITE_P(prefix, suite, ::testing::ValuesIn(cases), [](const auto& info) { return lock_case_name(info.param); })
+#define SQLLOCK_CONTRACT_CASES(prefix, suite, cases)                  \
+  INSTANTIATE_TEST_SUITE_P(prefix, suite, ::testing::ValuesIn(cases), \
+                           [](const auto& info) { return lock_case_name(info.param); })
 
 }  // namespace sqllock::test

@@ -139,8 +139,8 @@ TEST_P(LockContract, AWaiterGetsTheLockWhenTheHolderReleases) {
 
 TEST_P(LockContract, BadNamesAreRejectedBeforeAnythingIsSent) {
   auto db = open();
-  const std::string names[] = {"", std::string(256, 'x'), std::string("a\0b", 3), "\xff\xfe", "\xc3",
-                               "bad\xff utf8", "over\xc0\xaflong", "\xed\xa0\x80surrogate"};
+  const std::string names[] = {"",     std::string(256, 'x'), std::string("a\0b", 3), "\xff\xfe",
+                               "\xc3", "bad\xff utf8",        "over\xc0\xaflong",     "\xed\xa0\x80surrogate"};
   const auto before = read_lock_state(db);
   bool ran = false;
   for (const auto& name : names)
@@ -159,9 +159,9 @@ TEST_P(LockContract, NamesAreExactByteStrings) {
   // server connection: there the names are held in pairs of neighbours instead.
   const auto base = fresh("exact");
   std::vector<std::string> names;
-  for (const std::string& tail : std::vector<std::string>{"A", "a", "a ", "caf\xc3\xa9", "cafe\xcc\x81",
-                                                          std::string(100, 'x') + "1", std::string(100, 'x') + "2",
-                                                          "'; DROP TABLE x; --"})
+  for (const std::string& tail :
+       std::vector<std::string>{"A", "a", "a ", "caf\xc3\xa9", "cafe\xcc\x81", std::string(100, 'x') + "1",
+                                std::string(100, 'x') + "2", "'; DROP TABLE x; --"})
     names.push_back(base + tail);
   names.push_back(base + std::string(255 - base.size(), 'y'));
   const bool in_pairs = where().transaction_pooler && kind().can.transaction_scoped;

@@ -21,7 +21,9 @@ using namespace std::chrono_literals;
 class LockProcessContract : public LockContractTest {};
 
 // Hooks for make_holder's hold() that run `body` under the lock and nothing else.
-hold_hooks only(std::function<void(lock_section&)> body) { return {std::move(body), [] {}, [](std::int64_t) {}}; }
+hold_hooks only(std::function<void(lock_section&)> body) {
+  return {std::move(body), [] {}, [](std::int64_t) {}};
+}
 
 TEST_P(LockProcessContract, FourProcessesIncrementACounterWithoutLosingAnUpdate) {
   constexpr int kProcesses = 4;
@@ -52,7 +54,8 @@ TEST_P(LockProcessContract, FourProcessesIncrementACounterWithoutLosingAnUpdate)
   }
   EXPECT_EQ(group.wait_all(), kProcesses);
   auto db = open();
-  EXPECT_EQ(sql(db, "SELECT v FROM " + counter + " WHERE id = 1").rows.at(0).at(0), std::to_string(kProcesses * kRounds));
+  EXPECT_EQ(sql(db, "SELECT v FROM " + counter + " WHERE id = 1").rows.at(0).at(0),
+            std::to_string(kProcesses * kRounds));
   EXPECT_EQ(lock_rows(db), 0) << "no lock row is left behind (row and session locks never write one)";
   EXPECT_FALSE(kind().shown_held(db, name)) << "every process released the lock";
   EXPECT_TRUE(kind().take(db, name, std::monostate{})) << "every process released the lock";
@@ -79,11 +82,11 @@ TEST_P(LockProcessContract, AKilledHoldersLockIsFreeAtOnceOrAfterItsLease) {
     if (kind().can.leased) s.ttl = ttl;
     const auto h = make_holder(kind(), db, name, s);
     const auto held = h->hold(60s, only([&](lock_section& section) {
-      if (section.transactional()) section.exec("INSERT INTO " + data + " (id) VALUES (1)");
-      const std::int64_t fence = section.fence();
-      (void)!::write(ready[1], &fence, sizeof fence);
-      std::this_thread::sleep_for(60s);  // killed long before
-    }));
+                                if (section.transactional()) section.exec("INSERT INTO " + data + " (id) VALUES (1)");
+                                const std::int64_t fence = section.fence();
+                                (void)!::write(ready[1], &fence, sizeof fence);
+                                std::this_thread::sleep_for(60s);  // killed long before
+                              }));
     return held ? 0 : 2;
   });
   ::close(ready[1]);  // a holder that fails before taking the lock closes the pipe: EOF
@@ -101,14 +104,15 @@ TEST_P(LockProcessContract, AKilledHoldersLockIsFreeAtOnceOrAfterItsLease) {
   std::chrono::steady_clock::duration took{};
   std::int64_t new_fence = -1;
   const auto released = taker->hold(scaled(10s), only([&](lock_section& section) {
-    took = std::chrono::steady_clock::now() - killed;
-    new_fence = section.fence();
-  }));
+                                      took = std::chrono::steady_clock::now() - killed;
+                                      new_fence = section.fence();
+                                    }));
   ASSERT_TRUE(released) << "the dead holder's lock was never freed";
   EXPECT_EQ(*released, release_result::ok);
   const auto bound = (kind().can.leased ? std::chrono::milliseconds(ttl) : 0ms) + kind().can.freed_after_holder_killed;
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(took);
-  EXPECT_LT(ms, scaled(bound)) << (kind().can.leased ? "free within the ttl + " : "free when the holder's session or transaction ended: ")
+  EXPECT_LT(ms, scaled(bound)) << (kind().can.leased ? "free within the ttl + "
+                                                     : "free when the holder's session or transaction ended: ")
                                << kind().can.freed_after_holder_killed.count() << " ms, not by a timeout";
   std::printf("[ info ] %s acquired %lld ms after SIGKILL of the holder\n", kind().name.c_str(),
               static_cast<long long>(ms.count()));

@@ -20,9 +20,9 @@ constexpr std::int64_t kMs = 1'000'000;  // nanoseconds per millisecond
 class checker {
  public:
   explicit checker(const run_evidence& ev) : ev_(ev), holds_(build_holds(ev.events, ev.workers)) {
-    for (const char* v : {"server-overlap", "fence-order", "foreign-delete", "unknown-fence", "reentry-fence",
-                          "lost-write", "phantom-write", "stale-write", "client-overlap", "lost-signal-late",
-                          "liveness", "row-atomicity"})
+    for (const char* v :
+         {"server-overlap", "fence-order", "foreign-delete", "unknown-fence", "reentry-fence", "lost-write",
+          "phantom-write", "stale-write", "client-overlap", "lost-signal-late", "liveness", "row-atomicity"})
       r_.violations[v] = 0;
     if (ha_ || queued_) r_.violations["fence-causal"] = 0;
     if (semaphore_)
@@ -126,14 +126,15 @@ class checker {
                                         " us before the previous grant ended");
       }
       if (g.fence <= prev_fence)
-        violation(semaphore_ ? "slot-fence-order" : "fence-order", res + " fence " + std::to_string(g.fence) + " granted after fence " +
-                                     std::to_string(prev_fence));
+        violation(semaphore_ ? "slot-fence-order" : "fence-order",
+                  res + " fence " + std::to_string(g.fence) + " granted after fence " + std::to_string(prev_fence));
       if (g.deleted_us)
         deleted.emplace_back(g.expires_us, *g.deleted_us);
       else
         max_expiry = std::max(max_expiry, g.expires_us);
       prev_fence = std::max(prev_fence, g.fence);
-      if (g.deleted_us && *g.deleted_us < g.expires_us && !early_delete(by_grant, g.resource, g.fence, *g.deleted_us, g.expires_us))
+      if (g.deleted_us && *g.deleted_us < g.expires_us &&
+          !early_delete(by_grant, g.resource, g.fence, *g.deleted_us, g.expires_us))
         bump("grants-without-client");  // liveness probes; acquires whose reply was lost (sqllock deletes those)
     }
     metric("server-grants", static_cast<std::int64_t>(ev_.grants.size()));
@@ -155,7 +156,8 @@ class checker {
     const std::int64_t deleted_mono = deleted_us * 1000 - ev_.realtime_minus_mono_ns;
     bool own = false, orphan = false;
     for (const hold_rec* h : it->second) {
-      own = own || h->release == "ok" || h->release == "unk" || h->release == "err" || (h->releasing && h->release.empty());
+      own = own || h->release == "ok" || h->release == "unk" || h->release == "err" ||
+            (h->releasing && h->release.empty());
       orphan = orphan || told_lost_before(*h, deleted_mono);
     }
     if (!own && orphan) bump("early-deletes-of-lost-holds");
@@ -254,7 +256,8 @@ class checker {
       for (const auto* w : ws) prefix_max.push_back(std::max(prefix_max.empty() ? -1 : prefix_max.back(), w->fence));
       for (const auto* w : ws) {
         const auto n = std::lower_bound(ws.begin(), ws.end(), w->fenced_sent,
-                                        [](auto* a, std::int64_t t) { return a->fenced_done < t; }) - ws.begin();
+                                        [](auto* a, std::int64_t t) { return a->fenced_done < t; }) -
+                       ws.begin();
         if (n > 0 && prefix_max[static_cast<std::size_t>(n - 1)] > w->fence)
           violation("stale-write", describe(*w) + " accepted after fence " +
                                        std::to_string(prefix_max[static_cast<std::size_t>(n - 1)]));
@@ -280,12 +283,14 @@ class checker {
     std::int64_t lost_updates = 0;
     for (const auto& d : ev_.data) {
       const auto ok = f_ok[d.resource], unk = f_unk[d.resource];
-      if (d.v < ok) violation("lost-write", d.resource + ": v = " + std::to_string(d.v) + " < " + std::to_string(ok) + " accepted");
+      if (d.v < ok)
+        violation("lost-write", d.resource + ": v = " + std::to_string(d.v) + " < " + std::to_string(ok) + " accepted");
       if (d.v > ok + unk)
         violation("phantom-write", d.resource + ": v = " + std::to_string(d.v) + " > " + std::to_string(ok + unk));
       lost_updates += std::max<std::int64_t>(0, u_ok[d.resource] - d.u);
       if (ev_.cfg.kind == lock_kind::row && (d.u < u_ok[d.resource] || d.u > u_ok[d.resource] + u_unk[d.resource]))
-        violation("row-atomicity", d.resource + ": u = " + std::to_string(d.u) + ", committed " + std::to_string(u_ok[d.resource]));
+        violation("row-atomicity",
+                  d.resource + ": u = " + std::to_string(d.u) + ", committed " + std::to_string(u_ok[d.resource]));
     }
     metric("unfenced-lost-updates", lost_updates);
   }
@@ -361,7 +366,8 @@ class checker {
   // signal, a release that did not succeed, or an acquire of the process failing (T: a grant the
   // killed session answered too late for a hold to begin).
   void lost_signals() {
-    if (ev_.cfg.kind != lock_kind::advisory && ev_.cfg.kind != lock_kind::named && ev_.cfg.kind != lock_kind::row) return;
+    if (ev_.cfg.kind != lock_kind::advisory && ev_.cfg.kind != lock_kind::named && ev_.cfg.kind != lock_kind::row)
+      return;
     const std::int64_t bound = ev_.lost_signal_bound_ms * kMs;
     std::int64_t worst = 0;
     for (const auto& f : ev_.faults) {
@@ -388,8 +394,9 @@ class checker {
       }
       bump("session-kills-checked");
       // A holder may learn before kill_session returns (f.end): that is latency 0, not "never".
-      const std::int64_t latency =
-          learned == std::numeric_limits<std::int64_t>::max() ? -1 : std::max<std::int64_t>(0, learned - f.end);
+      const std::int64_t latency = learned == std::numeric_limits<std::int64_t>::max()
+                                       ? -1
+                                       : std::max<std::int64_t>(0, learned - f.end);
       worst = std::max(worst, latency);
       // Row locks have no loss signal: their holder learns at its next statement or COMMIT.
       if (ev_.cfg.kind == lock_kind::row) continue;
@@ -426,7 +433,8 @@ class checker {
       std::vector<const hold_rec*> top;  // top[n]: the highest fence among hs[0..n]
       for (const auto* h : hs) top.push_back(top.empty() || h->fence > top.back()->fence ? h : top.back());
       for (const auto* h : hs) {
-        const auto n = std::lower_bound(hs.begin(), hs.end(), h->called, [](auto* a, std::int64_t t) { return a->start < t; }) -
+        const auto n = std::lower_bound(hs.begin(), hs.end(), h->called,
+                                        [](auto* a, std::int64_t t) { return a->start < t; }) -
                        hs.begin();
         if (n == 0) continue;
         const hold_rec* before = top[static_cast<std::size_t>(n - 1)];
@@ -435,8 +443,8 @@ class checker {
           bump("fence-causal-same-grant");
           continue;
         }
-        violation("fence-causal", describe(*h) + " called at " + when(h->called, t0()) + ", after " + describe(*before) +
-                                      " was granted");
+        violation("fence-causal", describe(*h) + " called at " + when(h->called, t0()) + ", after " +
+                                      describe(*before) + " was granted");
       }
     }
   }
@@ -447,7 +455,8 @@ class checker {
   void failovers() {
     std::int64_t run_end = 0;  // the last fault: every worker killed
     for (const auto& w : ev_.workers) run_end = std::max(run_end, w.killed_at);
-    std::int64_t kills = 0, longest = 0, shortest = std::numeric_limits<std::int64_t>::max(), worst_gap = 0, worst_told = 0;
+    std::int64_t kills = 0, longest = 0, shortest = std::numeric_limits<std::int64_t>::max(), worst_gap = 0,
+                 worst_told = 0;
     const std::int64_t told_bound = ev_.failover_signal_bound_ms * kMs;
     for (const auto& f : ev_.faults) {
       if (f.kind != "kill-primary") continue;
@@ -464,15 +473,19 @@ class checker {
           bump("failover-liveness-unchecked");  // the run ended first
           continue;
         }
-        const std::int64_t gap = first == std::numeric_limits<std::int64_t>::max() ? -1 : std::max<std::int64_t>(0, first - f.end);
+        const std::int64_t gap = first == std::numeric_limits<std::int64_t>::max()
+                                     ? -1
+                                     : std::max<std::int64_t>(0, first - f.end);
         worst_gap = std::max(worst_gap, gap);
         if (gap < 0 || gap > bound)
-          violation("failover-liveness", res + " not granted within " + std::to_string(bound / kMs) +
-                                             " ms of the failover ending at " + when(f.end, t0()) +
-                                             (gap < 0 ? std::string(" (never)") : "; after " + std::to_string(gap / kMs) + " ms"));
+          violation("failover-liveness",
+                    res + " not granted within " + std::to_string(bound / kMs) + " ms of the failover ending at " +
+                        when(f.end, t0()) +
+                        (gap < 0 ? std::string(" (never)") : "; after " + std::to_string(gap / kMs) + " ms"));
       }
       if (ev_.cfg.kind == lock_kind::row) continue;  // no loss signal: told at the next statement
-      for (const char* m : {"failover-holders", "failover-holders-told", "failover-holders-untold-ended-in-time"}) bump(m, 0);
+      for (const char* m : {"failover-holders", "failover-holders-told", "failover-holders-untold-ended-in-time"})
+        bump(m, 0);
       for (const auto& h : holds_) {
         if (h.start > f.start || h.end <= f.start) continue;
         bump("failover-holders");
@@ -534,7 +547,8 @@ report check_refusal(const run_evidence& ev) {
   std::map<std::pair<pid_t, int>, std::string> verdict;  // first grant or refusal of each thread
   for (const auto& e : ev.events) {
     if (e.type == 'A') verdict.emplace(std::pair{e.pid, e.thread}, "granted");
-    if (e.type == 'T' && !e.fields.empty() && e.fields[0] == "not_supported") verdict.emplace(std::pair{e.pid, e.thread}, "refused");
+    if (e.type == 'T' && !e.fields.empty() && e.fields[0] == "not_supported")
+      verdict.emplace(std::pair{e.pid, e.thread}, "refused");
   }
   for (const auto& w : ev.workers) {
     int refused = 0;
@@ -546,8 +560,8 @@ report check_refusal(const run_evidence& ev) {
     }
     if (refused == ev.cfg.threads) continue;
     if (++r.violations["refusal-missing"] <= 20)
-      r.examples.push_back("refusal-missing: " + to_string(ev.cfg.kind) + " worker " + std::to_string(w.pid) + " (slot " +
-                           std::to_string(w.slot) + "): " + std::to_string(refused) + " of " +
+      r.examples.push_back("refusal-missing: " + to_string(ev.cfg.kind) + " worker " + std::to_string(w.pid) +
+                           " (slot " + std::to_string(w.slot) + "): " + std::to_string(refused) + " of " +
                            std::to_string(ev.cfg.threads) + " threads refused");
   }
   r.metrics["refusal-" + to_string(ev.cfg.kind) + "-worker-processes"] = static_cast<std::int64_t>(ev.workers.size());

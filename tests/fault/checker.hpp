@@ -85,19 +85,19 @@ struct liveness_result {
 
 struct run_evidence {
   run_config cfg;
-  std::vector<event> events;          // every worker's history
-  std::vector<worker_proc> workers;   // with kill times
+  std::vector<event> events;         // every worker's history
+  std::vector<worker_proc> workers;  // with kill times
   std::vector<fault_event> faults;
-  std::vector<grant_row> grants;      // table locks; semaphore permits (per slot_key)
+  std::vector<grant_row> grants;  // table locks; semaphore permits (per slot_key)
   std::vector<data_row> data;
-  std::vector<latch_log_row> latch_log;  // latch runs: the server's latch log (fault/latch_check.hpp)
-  std::vector<queue_log_row> queue_log;  // fair and rw runs: the server's queue log (fault/queue_log.hpp)
+  std::vector<latch_log_row> latch_log;   // latch runs: the server's latch log (fault/latch_check.hpp)
+  std::vector<queue_log_row> queue_log;   // fair and rw runs: the server's queue log (fault/queue_log.hpp)
   std::int64_t queue_stall_slack_ms = 0;  // queue-stall: a free name's waiter must hold within this past its excuse
   std::vector<liveness_result> liveness;
   std::int64_t liveness_bound_ms = 0;
-  std::int64_t lost_signal_bound_ms = 0;  // a killed session's holder must learn within this
+  std::int64_t lost_signal_bound_ms = 0;      // a killed session's holder must learn within this
   std::int64_t failover_signal_bound_ms = 0;  // a holder at a kill-primary must learn within this
-  std::int64_t failover_slack_ms = 0;  // failover-liveness bound: failover time + this
+  std::int64_t failover_slack_ms = 0;         // failover-liveness bound: failover time + this
   // CLOCK_REALTIME − CLOCK_MONOTONIC in ns: the private server runs on this host, so its clock
   // (the grant log's times) is CLOCK_REALTIME; this maps those times onto the histories' clock.
   std::int64_t realtime_minus_mono_ns = 0;
@@ -106,7 +106,7 @@ struct run_evidence {
 struct report {
   std::map<std::string, std::int64_t> violations;  // every check, 0 when clean
   std::map<std::string, std::int64_t> metrics;
-  std::vector<std::string> examples;               // a few violations, described
+  std::vector<std::string> examples;  // a few violations, described
   std::int64_t total_violations() const;
 };
 

@@ -46,17 +46,19 @@ lock_kind parse_lock_kind(const std::string& s) {
   for (auto k : {lock_kind::table, lock_kind::advisory, lock_kind::named, lock_kind::row, lock_kind::semaphore,
                  lock_kind::latch, lock_kind::multi, lock_kind::fair, lock_kind::rw})
     if (to_string(k) == s) return k;
-  throw std::invalid_argument("unknown lock kind '" + s + "' (table, advisory, named, row, semaphore, latch, multi, fair, rw)");
+  throw std::invalid_argument("unknown lock kind '" + s +
+                              "' (table, advisory, named, row, semaphore, latch, multi, fair, rw)");
 }
 
 control parse_control(const std::string& s) {
-  for (auto c : {control::none, control::unsafe_release, control::client_clock, control::count_then_insert,
-                 control::rogue_count_down, control::sequential_multi, control::unordered_queue,
-                 control::reader_ignores_writer})
+  for (auto c :
+       {control::none, control::unsafe_release, control::client_clock, control::count_then_insert,
+        control::rogue_count_down, control::sequential_multi, control::unordered_queue, control::reader_ignores_writer})
     if (to_string(c) == s) return c;
-  throw std::invalid_argument("unknown control '" + s +
-                              "' (none, unsafe-release, client-clock, count-then-insert, rogue-count-down, sequential-multi,"
-                              " unordered-queue, reader-ignores-writer)");
+  throw std::invalid_argument(
+      "unknown control '" + s +
+      "' (none, unsafe-release, client-clock, count-then-insert, rogue-count-down, sequential-multi,"
+      " unordered-queue, reader-ignores-writer)");
 }
 
 setup_kind parse_setup(const std::string& s) {

@@ -64,17 +64,17 @@ struct run_config {
   std::vector<lock_kind> kinds;  // --kind's list: kind first, and more in a refusal run
   control ctl = control::none;
   std::chrono::seconds duration{60};
-  int processes = 4;   // N worker processes …
-  int threads = 4;     // … × M threads each
-  int resources = 4;   // K contended resources
-  int permits = 2;     // N: the semaphore kind's permits per resource
-  int latch_count = 8;  // N: the latch kind's count-downs per generation
-  int names_per_set = 3;  // K: the multi kind's names per multi_lock
-  std::chrono::milliseconds lease{2000};      // L: table_lock ttl
-  std::chrono::milliseconds keepalive{500};   // session locks' keepalive
+  int processes = 4;                            // N worker processes …
+  int threads = 4;                              // … × M threads each
+  int resources = 4;                            // K contended resources
+  int permits = 2;                              // N: the semaphore kind's permits per resource
+  int latch_count = 8;                          // N: the latch kind's count-downs per generation
+  int names_per_set = 3;                        // K: the multi kind's names per multi_lock
+  std::chrono::milliseconds lease{2000};        // L: table_lock ttl
+  std::chrono::milliseconds keepalive{500};     // session locks' keepalive
   std::chrono::milliseconds fault_every{3000};  // a fault starts this often
   setup_kind setup = setup_kind::standalone;
-  int restarts = 2;    // server faults per run: restarts (alternating fast / immediate), primary or node kills
+  int restarts = 2;  // server faults per run: restarts (alternating fast / immediate), primary or node kills
   std::vector<std::string> faults;  // the nemesis' round of client faults; empty: its default
   bool long_mode = false;
   // Query parameters (k=v&…) added to the URIs the locks use (workers, liveness probes).

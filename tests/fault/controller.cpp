@@ -52,7 +52,8 @@ std::int64_t time_to_acquire(const run_config& cfg, const std::string& uri, int 
   const auto deadline = std::chrono::steady_clock::now() + limit;
   const auto waited = [&] { return (mono_ns() - since) / 1'000'000; };
   while (std::chrono::steady_clock::now() < deadline) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+                                                                            std::chrono::steady_clock::now());
     try {
       database db(uri);
       const std::string name = resource_name(i);
@@ -76,9 +77,7 @@ std::int64_t time_to_acquire(const run_config& cfg, const std::string& uri, int 
           got = l.try_lock_for(left);
           break;
         }
-        case lock_kind::row:
-          got = try_with_row_lock_for(db, name, left, [](row_lock_tx&) {});
-          break;
+        case lock_kind::row: got = try_with_row_lock_for(db, name, left, [](row_lock_tx&) {}); break;
         case lock_kind::semaphore: {
           semaphore_options o;
           o.ttl = cfg.lease;
@@ -135,8 +134,8 @@ void dump_evidence(const std::filesystem::path& dir, const run_evidence& ev) {
     std::ofstream log(dir / "latch_log.txt");
     for (const auto& l : ev.latch_log)
       log << l.id << ' ' << l.event << ' ' << l.resource << ' ' << l.generation << ' '
-          << (l.participant.empty() ? "-" : l.participant) << ' ' << l.old_count << ' ' << l.new_count << ' ' << l.initial
-          << ' ' << l.logged_us << '\n';
+          << (l.participant.empty() ? "-" : l.participant) << ' ' << l.old_count << ' ' << l.new_count << ' '
+          << l.initial << ' ' << l.logged_us << '\n';
   }
 }
 
@@ -190,17 +189,37 @@ std::vector<event> read_histories(const std::vector<worker_proc>& workers) {
 fleet::argv_fn worker_command(const controller_args& a, const run_config& cfg, const server_setup* servers,
                               const std::string& uri, std::int64_t until) {
   return [&a, cfg, servers, uri, until](int slot, const std::filesystem::path& history) {
-    return std::vector<std::string>{a.self, "worker", "--uri",
+    return std::vector<std::string>{a.self,
+                                    "worker",
+                                    "--uri",
                                     with_params(servers ? servers->worker_uri(slot) : uri, cfg.lock_uri_params),
-                                    "--database", std::string(to_string(cfg.dialect)), "--kind", to_string(cfg.kind),
-                                    "--control", to_string(cfg.ctl), "--threads", std::to_string(cfg.threads),
-                                    "--resources", std::to_string(cfg.resources), "--permits",
-                                    std::to_string(cfg.permits), "--latch-count", std::to_string(cfg.latch_count),
-                                    "--names-per-set", std::to_string(cfg.names_per_set),
+                                    "--database",
+                                    std::string(to_string(cfg.dialect)),
+                                    "--kind",
+                                    to_string(cfg.kind),
+                                    "--control",
+                                    to_string(cfg.ctl),
+                                    "--threads",
+                                    std::to_string(cfg.threads),
+                                    "--resources",
+                                    std::to_string(cfg.resources),
+                                    "--permits",
+                                    std::to_string(cfg.permits),
+                                    "--latch-count",
+                                    std::to_string(cfg.latch_count),
+                                    "--names-per-set",
+                                    std::to_string(cfg.names_per_set),
                                     "--lease-ms",
-                                    std::to_string(cfg.lease.count()), "--keepalive-ms", std::to_string(cfg.keepalive.count()),
-                                    "--history", history.string(), "--board", (a.dir / "board").string(), "--slot",
-                                    std::to_string(slot), "--until-ns",
+                                    std::to_string(cfg.lease.count()),
+                                    "--keepalive-ms",
+                                    std::to_string(cfg.keepalive.count()),
+                                    "--history",
+                                    history.string(),
+                                    "--board",
+                                    (a.dir / "board").string(),
+                                    "--slot",
+                                    std::to_string(slot),
+                                    "--until-ns",
                                     std::to_string(until + 3'600'000'000'000)};  // they run until killed
   };
 }
@@ -309,8 +328,8 @@ report run_controller(const controller_args& a) {
     std::vector<std::jthread> probes;
     for (int i = 0; i < cfg.resources; ++i) {
       probes.emplace_back([&, i] {
-        ev.liveness[static_cast<std::size_t>(i)] = {resource_name(i),
-                                                    time_to_acquire(cfg, lock_uri, i, bound + std::chrono::seconds(5), all_dead)};
+        ev.liveness[static_cast<std::size_t>(i)] = {
+            resource_name(i), time_to_acquire(cfg, lock_uri, i, bound + std::chrono::seconds(5), all_dead)};
       });
     }
   }
@@ -332,7 +351,9 @@ report run_controller(const controller_args& a) {
   for (const auto& [kind, n] : nem.counts()) r.metrics["faults-" + kind] = n;
   if (cfg.setup != setup_kind::standalone)  // how long the cluster's faults lasted
     for (const auto& f : ev.faults)
-      if (f.pid == 0) r.metrics["faults-" + f.kind + "-max-ms"] = std::max(r.metrics["faults-" + f.kind + "-max-ms"], (f.end - f.start) / 1'000'000);
+      if (f.pid == 0)
+        r.metrics["faults-" + f.kind + "-max-ms"] = std::max(r.metrics["faults-" + f.kind + "-max-ms"],
+                                                             (f.end - f.start) / 1'000'000);
   r.metrics["faults-final-kill-all"] = 1;
   return r;
 }

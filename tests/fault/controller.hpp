@@ -17,9 +17,9 @@ namespace sqllock::fault {
 
 struct controller_args {
   run_config cfg;
-  std::string self;            // this program, to start workers
-  server_scripts scripts;      // scripts/test-servers.sh, scripts/ha-servers.sh
-  std::filesystem::path dir;   // working directory of the run (histories, server, logs)
+  std::string self;           // this program, to start workers
+  server_scripts scripts;     // scripts/test-servers.sh, scripts/ha-servers.sh
+  std::filesystem::path dir;  // working directory of the run (histories, server, logs)
 };
 
 // Runs everything and returns the checkers' report. Throws std::runtime_error when the run

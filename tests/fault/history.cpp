@@ -23,8 +23,8 @@ history_writer::history_writer(const std::filesystem::path& path)
 
 history_writer::~history_writer() { ::close(fd_); }
 
-void history_writer::write(char type, int thread, std::int64_t mono, const std::string& resource,
-                           std::int64_t fence, const std::vector<std::string>& fields) {
+void history_writer::write(char type, int thread, std::int64_t mono, const std::string& resource, std::int64_t fence,
+                           const std::vector<std::string>& fields) {
   std::string line;
   line.reserve(96);
   line += type;

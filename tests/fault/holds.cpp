@@ -76,8 +76,7 @@ std::vector<hold_rec> build_holds(const std::vector<event>& all, const std::vect
             close();
           }
           break;
-        default:
-          break;
+        default: break;
       }
     }
     close();

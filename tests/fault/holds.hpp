@@ -27,11 +27,11 @@ struct hold_rec {
   std::int64_t release_at = 0;
   std::int64_t lost_at = 0;  // first lost signal (may precede start: see build_holds)
   std::vector<std::pair<std::int64_t, std::int64_t>> reentries;  // (time, inner fence)
-  std::string fenced;        // ok / rej / unk; "" when not attempted
+  std::string fenced;                                            // ok / rej / unk; "" when not attempted
   std::int64_t fenced_sent = 0, fenced_done = 0;
-  std::int64_t db_us = 0;    // the database clock at the section's first read (A); 0 when it failed
-  bool writer = true;        // queued kinds: a write hold (A's mode w), else a read hold (r)
-  std::int64_t read_end_us = 0;          // read holds: the database clock at the section's last read (R)
+  std::int64_t db_us = 0;                  // the database clock at the section's first read (A); 0 when it failed
+  bool writer = true;                      // queued kinds: a write hold (A's mode w), else a read hold (r)
+  std::int64_t read_end_us = 0;            // read holds: the database clock at the section's last read (R)
   std::int64_t u_first = -1, u_last = -1;  // read holds: u at the first and the last read
 };
 

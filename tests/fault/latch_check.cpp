@@ -24,9 +24,9 @@ class latch_checker {
  private:
   struct generation {
     std::int64_t initial = 0;
-    std::int64_t drops = 0;                  // the count's decrements, in units
+    std::int64_t drops = 0;  // the count's decrements, in units
     std::set<std::string> arrived;
-    std::int64_t nth_arrival_us = -1;        // when the N-th distinct arrival was logged
+    std::int64_t nth_arrival_us = -1;  // when the N-th distinct arrival was logged
     bool opened = false;
   };
   using key = std::pair<std::string, std::int64_t>;  // (latch, generation)
@@ -71,8 +71,7 @@ class latch_checker {
           }
           break;
         }
-        default:
-          break;
+        default: break;
       }
     }
     for (const auto& [k, g] : gens_) {
@@ -94,7 +93,8 @@ class latch_checker {
       if (e.type != 'S' || e.fields.size() < 4) continue;
       bump("latch-state-reads");
       const bool open = e.fields[0] == "1";
-      const std::int64_t initial = std::stoll(e.fields[1]), count = std::stoll(e.fields[2]), arrived = std::stoll(e.fields[3]);
+      const std::int64_t initial = std::stoll(e.fields[1]), count = std::stoll(e.fields[2]),
+                         arrived = std::stoll(e.fields[3]);
       if (open && arrived < initial)
         violation("early-open", e.resource + " generation " + std::to_string(e.fence) + ": state() read it open with " +
                                     std::to_string(arrived) + " of " + std::to_string(initial) + " arrivals (pid " +
@@ -124,7 +124,8 @@ class latch_checker {
       if (nth_mono > e.mono)
         violation("early-open", e.resource + " generation " + std::to_string(e.fence) + ": a waiter saw it open " +
                                     std::to_string((nth_mono - e.mono) / 1000) +
-                                    " us before its N-th distinct arrival was logged (pid " + std::to_string(e.pid) + ")");
+                                    " us before its N-th distinct arrival was logged (pid " + std::to_string(e.pid) +
+                                    ")");
     }
   }
 
@@ -136,7 +137,9 @@ class latch_checker {
       if (e.type == 'E') bump("latch-count-down-errors");
       if (e.type != 'D' || e.fields.size() < 4) continue;
       const std::string& outcome = e.fields[0];
-      bump(outcome == "1" ? "latch-count-downs-counted" : outcome == "0" ? "latch-count-downs-repeat" : "latch-count-downs-not-armed");
+      bump(outcome == "1"   ? "latch-count-downs-counted"
+           : outcome == "0" ? "latch-count-downs-repeat"
+                            : "latch-count-downs-not-armed");
       if (std::stoll(e.fields[2]) > 1) bump("latch-count-downs-retried");
       if (outcome == "1") ++counted[e.resource + "/" + e.fields[3]];
     }
@@ -148,8 +151,9 @@ class latch_checker {
       const auto it = arrivals_of_.find(who);
       const std::int64_t logged = it == arrivals_of_.end() ? 0 : it->second;
       if (n > logged)
-        violation("double-count", "participant " + who + " (latch/id): its count-downs reported counted " + std::to_string(n) +
-                                      " times, the server logged " + std::to_string(logged) + " arrivals of it");
+        violation("double-count", "participant " + who + " (latch/id): its count-downs reported counted " +
+                                      std::to_string(n) + " times, the server logged " + std::to_string(logged) +
+                                      " arrivals of it");
     }
   }
 

@@ -8,7 +8,8 @@ namespace {
 
 using test::sql;
 
-constexpr const char* kCols = "(event, resource, generation, participant, old_count, new_count, initial_count, logged_at)";
+constexpr const char* kCols =
+    "(event, resource, generation, participant, old_count, new_count, initial_count, logged_at)";
 
 std::vector<std::string> latch_log_ddl(dialect_kind d) {
   // SQL text laid out by hand: clang-format 14 would break it around each `+`.

@@ -21,9 +21,9 @@ struct latch_log_row {
   char event = '?';  // R, D or A
   std::string resource;
   std::int64_t generation = 0;
-  std::string participant;            // A rows
+  std::string participant;                                 // A rows
   std::int64_t old_count = 0, new_count = 0, initial = 0;  // R: new_count = initial; D: the change
-  std::int64_t logged_us = 0;         // database clock, µs since 1970, when the trigger ran
+  std::int64_t logged_us = 0;                              // database clock, µs since 1970, when the trigger ran
 };
 
 // Creates fault_latch_log and its triggers on the latch tables (after migrate()).

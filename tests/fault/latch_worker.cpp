@@ -39,7 +39,8 @@ class latch_thread {
  public:
   latch_thread(const worker_args& a, const database& db, history_writer& h, std::atomic<int>& held, int index)
       : a_(a), db_(db), h_(h), held_(held), index_(index),
-        rng_(std::random_device{}() ^ (static_cast<std::uint64_t>(::getpid()) << 16) ^ static_cast<std::uint64_t>(index)) {
+        rng_(std::random_device{}() ^ (static_cast<std::uint64_t>(::getpid()) << 16) ^
+             static_cast<std::uint64_t>(index)) {
     for (int i = 0; i < a.cfg.resources; ++i) latches_.emplace_back(db, resource_name(i));
   }
 
@@ -109,7 +110,8 @@ class latch_thread {
       try {
         sql(db_, kRogueArrive, {name, who});
         const auto r = sql(db_, kRogueDecrement, {name});
-        h_.write('D', index_, mono_ns(), name, generation, {r.affected > 0 ? "1" : "x", "-1", std::to_string(attempt), who});
+        h_.write('D', index_, mono_ns(), name, generation,
+                 {r.affected > 0 ? "1" : "x", "-1", std::to_string(attempt), who});
         if (!std::exchange(retry_once, false)) break;
       } catch (const std::exception& e) {
         h_.write('E', index_, mono_ns(), name, generation, {error_class(e), who});

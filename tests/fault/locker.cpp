@@ -66,8 +66,7 @@ std::unique_ptr<locker> make_locker(const run_config& cfg, const database& db, i
       break;
     case control::rogue_count_down:  // a latch run: no lockers (fault/latch_worker.hpp)
     case control::sequential_multi:  // a multi run: no lockers (fault/multi_worker.hpp)
-    case control::none:
-      break;
+    case control::none: break;
   }
   return std::make_unique<locker>(holders(cfg, db, cfg.kind, thread_index));
 }

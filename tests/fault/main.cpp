@@ -94,7 +94,8 @@ run_config config_of(const options& o) {
   c.dialect = parse_dialect(text(o, "database", "postgresql"));
   for (const auto& k : split_list(text(o, "kind", "table"))) c.kinds.push_back(parse_lock_kind(k));
   if (c.kinds.empty()) throw std::invalid_argument("--kind needs a lock kind");
-  if (c.kinds.size() > 1 && !o.expect_refusal) throw std::invalid_argument("a list of lock kinds needs --expect-refusal");
+  if (c.kinds.size() > 1 && !o.expect_refusal)
+    throw std::invalid_argument("a list of lock kinds needs --expect-refusal");
   c.kind = c.kinds.front();
   c.ctl = parse_control(text(o, "control", "none"));
   c.setup = parse_setup(text(o, "setup", "standalone"));
@@ -134,15 +135,19 @@ run_config config_of(const options& o) {
     throw std::invalid_argument("--control client-clock needs --database postgresql --kind table");
   if (c.ctl == control::unsafe_release && c.kind != lock_kind::table)
     throw std::invalid_argument("--control unsafe-release needs --kind table");
-  if (c.ctl == control::count_then_insert && (c.dialect != sqllock::dialect_kind::postgresql || c.kind != lock_kind::semaphore))
+  if (c.ctl == control::count_then_insert &&
+      (c.dialect != sqllock::dialect_kind::postgresql || c.kind != lock_kind::semaphore))
     throw std::invalid_argument("--control count-then-insert needs --database postgresql --kind semaphore");
-  if (c.ctl == control::rogue_count_down && (c.dialect != sqllock::dialect_kind::postgresql || c.kind != lock_kind::latch))
+  if (c.ctl == control::rogue_count_down &&
+      (c.dialect != sqllock::dialect_kind::postgresql || c.kind != lock_kind::latch))
     throw std::invalid_argument("--control rogue-count-down needs --database postgresql --kind latch");
   if (c.ctl == control::sequential_multi && c.kind != lock_kind::multi)
     throw std::invalid_argument("--control sequential-multi needs --kind multi");
-  if (c.ctl == control::unordered_queue && (c.dialect != sqllock::dialect_kind::postgresql || c.kind != lock_kind::fair))
+  if (c.ctl == control::unordered_queue &&
+      (c.dialect != sqllock::dialect_kind::postgresql || c.kind != lock_kind::fair))
     throw std::invalid_argument("--control unordered-queue needs --database postgresql --kind fair");
-  if (c.ctl == control::reader_ignores_writer && (c.dialect != sqllock::dialect_kind::postgresql || c.kind != lock_kind::rw))
+  if (c.ctl == control::reader_ignores_writer &&
+      (c.dialect != sqllock::dialect_kind::postgresql || c.kind != lock_kind::rw))
     throw std::invalid_argument("--control reader-ignores-writer needs --database postgresql --kind rw");
   if (c.setup != setup_kind::standalone && queued(c.kind))
     throw std::invalid_argument("--kind fair and rw run on a standalone server (no HA setup checks them yet)");
@@ -176,7 +181,8 @@ int controller_main(int argc, char** argv) {
   // An HA setup is always a cluster of its own; a standalone run uses test-servers.sh, which
   // would hand over a server named in the environment instead of starting one.
   if (a.cfg.dialect != sqllock::dialect_kind::sqlite && a.cfg.setup == setup_kind::standalone) {
-    const char* var = a.cfg.dialect == sqllock::dialect_kind::postgresql ? "SQLLOCK_TEST_PG_URI" : "SQLLOCK_TEST_MYSQL_URI";
+    const char* var = a.cfg.dialect == sqllock::dialect_kind::postgresql ? "SQLLOCK_TEST_PG_URI"
+                                                                         : "SQLLOCK_TEST_MYSQL_URI";
     if (const char* v = std::getenv(var); v && *v) {
       std::cout << "skipped: " << var << " names a server that fault tests must not restart\n";
       return kSkip;
@@ -205,7 +211,8 @@ int controller_main(int argc, char** argv) {
     for (const auto& name : o.expected) {
       const auto it = r.violations.find(name);
       const bool found = it != r.violations.end() && it->second > 0;
-      std::cout << "negative control: checker " << name << (found ? " reported violations, as it must\n" : " reported NONE\n");
+      std::cout << "negative control: checker " << name
+                << (found ? " reported violations, as it must\n" : " reported NONE\n");
       pass = pass && found;
     }
   }

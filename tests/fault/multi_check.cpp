@@ -55,7 +55,8 @@ void check_multi(const run_evidence& ev, report& r) {
       continue;
     }
     // The first grant of each name (the log is in logged_at order per resource): all live at once.
-    std::int64_t last_logged = std::numeric_limits<std::int64_t>::min(), first_end = std::numeric_limits<std::int64_t>::max();
+    std::int64_t last_logged = std::numeric_limits<std::int64_t>::min(),
+                 first_end = std::numeric_limits<std::int64_t>::max();
     std::int64_t last_expiry = std::numeric_limits<std::int64_t>::min();
     for (const auto& [name, gs] : per_name) {
       const auto* g = gs.front();
@@ -95,7 +96,8 @@ void check_multi(const run_evidence& ev, report& r) {
                   (it == by_fence.end() ? std::string("never granted") : "granted to " + it->second->owner));
     }
     if (names.size() != k)
-      violation("section " + id + " entered with " + std::to_string(names.size()) + " distinct names of " + std::to_string(k));
+      violation("section " + id + " entered with " + std::to_string(names.size()) + " distinct names of " +
+                std::to_string(k));
   }
   r.metrics["multi-sets-entered"] = entered;
   r.metrics["multi-server-sets"] = static_cast<std::int64_t>(by_set.size());

@@ -51,10 +51,13 @@ class held_set {
 
 class multi_set final : public held_set {
  public:
-  multi_set(std::unique_ptr<multi_lock> l, std::vector<std::string> picked) : l_(std::move(l)), picked_(std::move(picked)) {}
+  multi_set(std::unique_ptr<multi_lock> l, std::vector<std::string> picked)
+      : l_(std::move(l)), picked_(std::move(picked)) {}
   std::int64_t fence(std::size_t j) const override { return l_->fence(picked_.at(j)); }
   std::vector<std::stop_token> lost_tokens() const override { return {l_->lost_token()}; }
-  release_result release() override { return released([&] { l_->release(); }); }
+  release_result release() override {
+    return released([&] { l_->release(); });
+  }
 
  private:
   std::unique_ptr<multi_lock> l_;
@@ -88,7 +91,8 @@ class multi_thread {
  public:
   multi_thread(const worker_args& a, const database& db, history_writer& h, std::atomic<int>& held, int index)
       : a_(a), db_(db), h_(h), held_(held), index_(index),
-        rng_(std::random_device{}() ^ (static_cast<std::uint64_t>(::getpid()) << 16) ^ static_cast<std::uint64_t>(index)) {}
+        rng_(std::random_device{}() ^ (static_cast<std::uint64_t>(::getpid()) << 16) ^
+             static_cast<std::uint64_t>(index)) {}
 
   void run() {
     const auto k = static_cast<std::size_t>(a_.cfg.names_per_set);
@@ -173,9 +177,10 @@ class multi_thread {
     // Any name's loss is the set's: every name's hold hears of it.
     std::vector<std::unique_ptr<std::stop_callback<std::function<void()>>>> on_lost;
     for (const auto& token : set.lost_tokens())
-      on_lost.push_back(std::make_unique<std::stop_callback<std::function<void()>>>(token, std::function<void()>([&, this] {
-        for (std::size_t j = 0; j < picked.size(); ++j) h_.write('L', vthread(j), mono_ns(), picked[j], fences[j]);
-      })));
+      on_lost.push_back(std::make_unique<std::stop_callback<std::function<void()>>>(
+          token, std::function<void()>([&, this] {
+            for (std::size_t j = 0; j < picked.size(); ++j) h_.write('L', vthread(j), mono_ns(), picked[j], fences[j]);
+          })));
     std::this_thread::sleep_for(draw_hold(rng_, a_.cfg.lease));
     for (std::size_t j = 0; j < picked.size(); ++j) {
       const std::int64_t sent = mono_ns();
@@ -202,7 +207,8 @@ class multi_thread {
     for (std::size_t j = 0; j < picked.size(); ++j) h_.write('Y', vthread(j), mono_ns(), picked[j], fences[j]);
     on_lost.clear();
     const auto r = set.release();
-    for (std::size_t j = 0; j < picked.size(); ++j) h_.write('X', vthread(j), mono_ns(), picked[j], fences[j], {to_string(r)});
+    for (std::size_t j = 0; j < picked.size(); ++j)
+      h_.write('X', vthread(j), mono_ns(), picked[j], fences[j], {to_string(r)});
   }
 
   const worker_args& a_;

@@ -35,7 +35,7 @@ struct fault_event {
   std::string kind;
   pid_t pid = 0;  // the targeted worker; 0 for server faults
   std::int64_t start = 0, end = 0;
-  std::int64_t session = 0;  // session-kill: the killed session
+  std::int64_t session = 0;   // session-kill: the killed session
   std::int64_t found_at = 0;  // session-kill: when the query that found it as a holder began
 };
 

@@ -110,7 +110,8 @@ class queue_checker {
   // The place of ticket `ticket` of `res`; null when the log has none.
   const queue_log_row* place(const std::string& res, std::int64_t ticket) {
     const auto& qs = places_[res];
-    const auto it = std::lower_bound(qs.begin(), qs.end(), ticket, [](const queue_log_row* q, std::int64_t t) { return q->ticket < t; });
+    const auto it = std::lower_bound(qs.begin(), qs.end(), ticket,
+                                     [](const queue_log_row* q, std::int64_t t) { return q->ticket < t; });
     return it != qs.end() && (*it)->ticket == ticket ? *it : nullptr;
   }
 
@@ -160,7 +161,8 @@ class queue_checker {
     }
   }
 
-  void ticket_order(const std::string& res, const std::vector<const hold_rec*>& hs, const std::vector<const queue_log_row*>& qs) {
+  void ticket_order(const std::string& res, const std::vector<const hold_rec*>& hs,
+                    const std::vector<const queue_log_row*>& qs) {
     for (const auto* h : hs) {
       if (h->db_us <= 0) continue;
       const std::int64_t at = h->db_us;
@@ -169,8 +171,9 @@ class queue_checker {
         if (q->logged_us >= at || q->end_us() <= at || !q->blocks(h->writer, at)) continue;
         const std::int64_t began = first_read(res, q->ticket);
         if (began > 0 && began <= at) continue;  // holding then: an overlap, not a skip
-        violation("ticket-order", describe(*h) + " while lower " + describe(*q) + " still waited" +
-                                      (began > 0 ? " (it held from " + std::to_string(began) + " us)" : std::string(" (never held)")));
+        violation("ticket-order",
+                  describe(*h) + " while lower " + describe(*q) + " still waited" +
+                      (began > 0 ? " (it held from " + std::to_string(began) + " us)" : std::string(" (never held)")));
       }
     }
   }
@@ -224,7 +227,8 @@ class queue_checker {
   std::vector<span> down(pid_t pid) const {
     std::vector<span> out;
     if (const auto it = paused_.find(pid); it != paused_.end()) out = it->second;
-    if (const auto it = killed_at_.find(pid); it != killed_at_.end() && it->second) out.emplace_back(it->second, kNever);
+    if (const auto it = killed_at_.find(pid); it != killed_at_.end() && it->second)
+      out.emplace_back(it->second, kNever);
     return merged(out);
   }
 
@@ -313,8 +317,8 @@ class queue_checker {
         handoff = std::max(handoff, std::min(to, stalled_until ? stalled_until : to) - std::min(base, to));
         if (stalled_until)
           violation("queue-stall", res + " free with live waiters from t=" + std::to_string((from - t0()) / kMs) +
-                                       "ms; nobody held " + std::to_string((stalled_until - base) / kMs) + " ms after " +
-                                       why + " (t=" + std::to_string((base - t0()) / kMs) + "ms)");
+                                       "ms; nobody held " + std::to_string((stalled_until - base) / kMs) +
+                                       " ms after " + why + " (t=" + std::to_string((base - t0()) / kMs) + "ms)");
       }
     }
     std::int64_t sent_before_down = 0;  // places that entered the queue while their process was stopped or dead

@@ -20,7 +20,8 @@ class queue_holder final : public test::lock_holder {
 
   queue_holder(const run_config& cfg, const database& db, const std::string& name, int thread)
       : db_(db), lock_(db, name, options(cfg, thread)),
-        rng_(std::random_device{}() ^ (static_cast<std::uint64_t>(::getpid()) << 16) ^ static_cast<std::uint64_t>(thread)) {}
+        rng_(std::random_device{}() ^ (static_cast<std::uint64_t>(::getpid()) << 16) ^
+             static_cast<std::uint64_t>(thread)) {}
 
   std::optional<test::release_result> hold(std::chrono::milliseconds wait, const test::hold_hooks& hooks) override {
     // rw: the write lock one time in three.

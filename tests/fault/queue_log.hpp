@@ -32,8 +32,8 @@ struct queue_log_row {
   std::int64_t pid = 0;  // holder_pid: the process that took the place
   bool writer = false;   // write_count > 0 when the place was taken
   std::int64_t lease_ms = 0;
-  std::int64_t enqueued_us = 0;  // the enqueue's clock reading
-  std::int64_t expires_us = 0;   // the latest expiry any renewal set
+  std::int64_t enqueued_us = 0;           // the enqueue's clock reading
+  std::int64_t expires_us = 0;            // the latest expiry any renewal set
   std::optional<std::int64_t> reader_us;  // a writer that became a reader: when
   std::optional<std::int64_t> ended_us;   // deleted or replaced: when
   char end_event = '-';                   // D deleted, R replaced by a new ticket, - not ended

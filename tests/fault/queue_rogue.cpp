@@ -50,13 +50,15 @@ class rogue_base : public test::lock_holder {
  protected:
   rogue_base(const database& db, std::string res, std::string kind, int thread)
       : db_(db), res_(std::move(res)), kind_(std::move(kind)), thread_(thread),
-        rng_(std::random_device{}() ^ (static_cast<std::uint64_t>(::getpid()) << 16) ^ static_cast<std::uint64_t>(thread)) {}
+        rng_(std::random_device{}() ^ (static_cast<std::uint64_t>(::getpid()) << 16) ^
+             static_cast<std::uint64_t>(thread)) {}
 
   rogue_place enqueue(bool write, std::chrono::milliseconds lease) {
     rogue_place p;
     p.owner = "rogue-" + std::to_string(::getpid()) + "." + std::to_string(thread_) + "." + std::to_string(++attempts_);
-    const auto r = sql(db_, kEnqueue, {res_, kind_, p.owner, std::int64_t{write ? 1 : 0},
-                                       static_cast<std::int64_t>(lease.count()), static_cast<std::int64_t>(::getpid())});
+    const auto r = sql(db_, kEnqueue,
+                       {res_, kind_, p.owner, std::int64_t{write ? 1 : 0}, static_cast<std::int64_t>(lease.count()),
+                        static_cast<std::int64_t>(::getpid())});
     p.ticket = std::stoll(r.rows.at(0).at(0).value_or("0"));
     return p;
   }
@@ -65,7 +67,7 @@ class rogue_base : public test::lock_holder {
   test::release_result leave(const rogue_place& p) {
     try {
       return sql(db_, kLeave, {res_, kind_, p.ticket, p.owner}).rows.empty() ? test::release_result::not_held
-                                                                              : test::release_result::ok;
+                                                                             : test::release_result::ok;
     } catch (const error&) {
       return test::release_result::error;
     }
@@ -102,7 +104,8 @@ class unordered_queue_holder final : public rogue_base {
       while (!held && std::chrono::steady_clock::now() < deadline) {
         held = !sql(db_, kTakeBarge, {res_, p.ticket}).rows.empty();
         // Whoever polls first: 1–10 ms apart, so the waiters' order is random.
-        if (!held) std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(1, 10)(rng_)));
+        if (!held)
+          std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(1, 10)(rng_)));
       }
     } catch (const error&) {
       leave(p);
@@ -153,11 +156,13 @@ void create_barge_table(const database& db) {
   sql(db, "CREATE TABLE fault_barge (k text PRIMARY KEY, ticket bigint NOT NULL, expires_at timestamptz NOT NULL)");
 }
 
-std::vector<std::unique_ptr<test::lock_holder>> unordered_queue_holders(const run_config& cfg, const database& db, int thread) {
+std::vector<std::unique_ptr<test::lock_holder>> unordered_queue_holders(const run_config& cfg, const database& db,
+                                                                        int thread) {
   return holders_of<unordered_queue_holder>(cfg, db, thread);
 }
 
-std::vector<std::unique_ptr<test::lock_holder>> rogue_reader_holders(const run_config& cfg, const database& db, int thread) {
+std::vector<std::unique_ptr<test::lock_holder>> rogue_reader_holders(const run_config& cfg, const database& db,
+                                                                     int thread) {
   return holders_of<rogue_reader_holder>(cfg, db, thread);
 }
 

@@ -31,10 +31,12 @@ void create_barge_table(const database& db);
 
 // One unordered-queue peer per resource (holders[i] of resource_name(i)) for worker thread
 // `thread`, over `db`; its sections are queue_sections (fault/queue_holder.hpp) in write mode.
-std::vector<std::unique_ptr<test::lock_holder>> unordered_queue_holders(const run_config& cfg, const database& db, int thread);
+std::vector<std::unique_ptr<test::lock_holder>> unordered_queue_holders(const run_config& cfg, const database& db,
+                                                                        int thread);
 
 // One rogue reader per resource (holders[i] of resource_name(i)) for worker thread `thread`, over
 // `db`; its sections are queue_sections in read mode.
-std::vector<std::unique_ptr<test::lock_holder>> rogue_reader_holders(const run_config& cfg, const database& db, int thread);
+std::vector<std::unique_ptr<test::lock_holder>> rogue_reader_holders(const run_config& cfg, const database& db,
+                                                                     int thread);
 
 }  // namespace sqllock::fault

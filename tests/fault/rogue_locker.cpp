@@ -186,13 +186,15 @@ std::vector<std::unique_ptr<test::lock_holder>> unsafe_release_holders(
     const database& db, std::vector<std::unique_ptr<test::lock_holder>> table_holders) {
   std::vector<std::unique_ptr<test::lock_holder>> out;
   for (std::size_t i = 0; i < table_holders.size(); ++i)
-    out.push_back(std::make_unique<unsafe_release_holder>(db, resource_name(static_cast<int>(i)), std::move(table_holders[i])));
+    out.push_back(
+        std::make_unique<unsafe_release_holder>(db, resource_name(static_cast<int>(i)), std::move(table_holders[i])));
   return out;
 }
 
 std::vector<std::unique_ptr<test::lock_holder>> client_clock_holders(const run_config& cfg, const database& db) {
   std::vector<std::unique_ptr<test::lock_holder>> out;
-  for (int i = 0; i < cfg.resources; ++i) out.push_back(std::make_unique<client_clock_holder>(cfg, db, resource_name(i)));
+  for (int i = 0; i < cfg.resources; ++i)
+    out.push_back(std::make_unique<client_clock_holder>(cfg, db, resource_name(i)));
   return out;
 }
 
@@ -202,7 +204,8 @@ namespace sqllock::fault {
 
 std::vector<std::unique_ptr<test::lock_holder>> count_then_insert_holders(const run_config& cfg, const database& db) {
   std::vector<std::unique_ptr<test::lock_holder>> out;
-  for (int i = 0; i < cfg.resources; ++i) out.push_back(std::make_unique<count_then_insert_holder>(cfg, db, resource_name(i)));
+  for (int i = 0; i < cfg.resources; ++i)
+    out.push_back(std::make_unique<count_then_insert_holder>(cfg, db, resource_name(i)));
   return out;
 }
 

@@ -234,7 +234,8 @@ std::vector<grant_row> read_grants(const database& db) {
   const auto d = db.dialect();
   const auto r = sql(db, "SELECT resource, fence, owner_token, " + micros(d, "granted_at") + ", " +
                              micros(d, "expires_at") + ", " + micros(d, "taken_over_at") + ", " +
-                             micros(d, "deleted_at") + ", " + micros(d, "logged_at") + " FROM fault_grants ORDER BY resource, logged_at, fence");
+                             micros(d, "deleted_at") + ", " + micros(d, "logged_at") +
+                             " FROM fault_grants ORDER BY resource, logged_at, fence");
   std::vector<grant_row> out;
   for (const auto& row : r.rows) {
     out.push_back({row[0].value_or(""), as_int(row[1]), row[2].value_or(""), as_int(row[3]), as_int(row[4]),

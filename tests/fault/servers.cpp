@@ -138,8 +138,8 @@ class pgaf_cluster : public scripted_setup {
   // default_transaction_read_only on (stop_replication) and lifts that a few seconds later
   // (wait_primary), once the old primary must have demoted itself. Gives up after 60 s.
   std::int64_t wait_writable(std::int64_t since, const std::string& killed) const {
-    const std::string port =
-        ctl().setting(killed == "node1" ? "SQLLOCK_TEST_PGAF_NODE2_PORT" : "SQLLOCK_TEST_PGAF_NODE1_PORT");
+    const std::string port = ctl().setting(killed == "node1" ? "SQLLOCK_TEST_PGAF_NODE2_PORT"
+                                                             : "SQLLOCK_TEST_PGAF_NODE1_PORT");
     // The multi-host URI with that node alone, of any role.
     std::string direct = uri_;
     const auto at = direct.find('@') + 1;
@@ -152,7 +152,8 @@ class pgaf_cluster : public scripted_setup {
     const database db(direct, o);
     while (mono_ns() - since < 60'000'000'000) {
       try {
-        if (!test::sql(db, "SELECT pg_current_xact_id() WHERE current_setting('transaction_read_only') = 'off'").rows.empty())
+        if (!test::sql(db, "SELECT pg_current_xact_id() WHERE current_setting('transaction_read_only') = 'off'")
+                 .rows.empty())
           return mono_ns();
       } catch (const error&) {
       }
@@ -188,8 +189,7 @@ class galera_cluster : public scripted_setup {
     if (!ctl().galera_kill(kVictim)) return {};
     const std::int64_t start = mono_ns();
     std::this_thread::sleep_for(downtime_);
-    if (!ctl().galera_start(kVictim))
-      std::cerr << "nemesis: galera-start " << kVictim << " failed\n";
+    if (!ctl().galera_start(kVictim)) std::cerr << "nemesis: galera-start " << kVictim << " failed\n";
     return {{kind, start, mono_ns()}};
   }
 

@@ -38,7 +38,8 @@ std::optional<std::set<std::int64_t>> sessions_of_kind(const database& admin, lo
 
 }  // namespace
 
-std::vector<victim> find_victims(const database& admin, lock_kind kind, int resources, const std::vector<pid_t>& workers) {
+std::vector<victim> find_victims(const database& admin, lock_kind kind, int resources,
+                                 const std::vector<pid_t>& workers) {
   const auto wanted = sessions_of_kind(admin, kind, resources);
   const int server_port = test::server_port(admin);
   std::vector<victim> out;

@@ -23,7 +23,8 @@ struct victim {
 };
 
 // Sessions of `kind` among `workers`' connections to `admin`'s server.
-std::vector<victim> find_victims(const database& admin, lock_kind kind, int resources, const std::vector<pid_t>& workers);
+std::vector<victim> find_victims(const database& admin, lock_kind kind, int resources,
+                                 const std::vector<pid_t>& workers);
 
 // Ends a victim's session (pg_terminate_backend / KILL): see support/client_sessions.hpp.
 using test::kill_session;

@@ -46,7 +46,8 @@ class worker_thread {
  public:
   worker_thread(const worker_args& a, const database& db, history_writer& h, std::atomic<int>& held, int index)
       : a_(a), db_(db), h_(h), held_(held), index_(index),
-        rng_(std::random_device{}() ^ (static_cast<std::uint64_t>(::getpid()) << 16) ^ static_cast<std::uint64_t>(index)) {}
+        rng_(std::random_device{}() ^ (static_cast<std::uint64_t>(::getpid()) << 16) ^
+             static_cast<std::uint64_t>(index)) {}
 
   void run() {
     std::unique_ptr<locker> lk;  // made by the first lock call: a lock kind may be refused there
@@ -81,7 +82,9 @@ class worker_thread {
         if (p.transactional) {
           // The section's writes committed (ok), maybe committed (unk) or rolled back with the lock.
           const char* outcome = *r == release_result::ok ? "ok" : *r == release_result::unknown ? "unk" : "rej";
-          if (p.fenced) h_.write('F', index_, p.fenced_done, p.key, p.fence, {p.fenced_ok ? outcome : "rej", std::to_string(p.fenced_sent)});
+          if (p.fenced)
+            h_.write('F', index_, p.fenced_done, p.key, p.fence,
+                     {p.fenced_ok ? outcome : "rej", std::to_string(p.fenced_sent)});
           if (p.unfenced) h_.write('U', index_, p.unfenced_done, p.key, p.fence, {outcome});
         }
         h_.write('X', index_, mono_ns(), p.key, p.fence, {to_string(*r)});

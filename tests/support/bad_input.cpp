@@ -50,7 +50,7 @@ std::vector<bad_name> bad_lock_names() {
 
 std::vector<std::string> at_limit_names() {
   std::string euros;
-  for (int i = 0; i < 85; ++i) euros += "\xe2\x82\xac";  // 85 × '€' (3 bytes)
+  for (int i = 0; i < 85; ++i) euros += "\xe2\x82\xac";                               // 85 × '€' (3 bytes)
   return {std::string(255, 'n'), euros, std::string(251, 'k') + "\xf0\x9f\x94\x92"};  // … + '🔒' (4 bytes)
 }
 
@@ -115,17 +115,15 @@ std::vector<bad_table> bad_table_names() {
   // clang-format on
 }
 
-std::vector<std::string> unusual_valid_table_names() {
-  return {"select", "user", "order", "T" + std::string(47, 'x')};
-}
+std::vector<std::string> unusual_valid_table_names() { return {"select", "user", "order", "T" + std::string(47, 'x')}; }
 
 lock_state read_lock_state(const database& db) {
   lock_state s;
   s.lock_rows = joined_rows(db, "SELECT resource, owner_token, holder_session, count, fence FROM " +
                                     quoted(db, db.table()) + " ORDER BY resource");
   if (db.dialect() != dialect_kind::sqlite)
-    s.row_lock_rows =
-        joined_rows(db, "SELECT resource FROM " + quoted(db, db.table() + "_rows") + " ORDER BY resource");
+    s.row_lock_rows = joined_rows(db,
+                                  "SELECT resource FROM " + quoted(db, db.table() + "_rows") + " ORDER BY resource");
   s.fence_source = fence_source_value(db);
   return s;
 }

@@ -16,8 +16,8 @@ namespace sqllock::test {
 struct bad_name {
   std::string label;  // for failure messages
   std::string bytes;
-  std::string says;   // a fragment the error message must contain: what is wrong with it
-  bool in_argv;       // false when a command line cannot carry it (an embedded NUL)
+  std::string says;  // a fragment the error message must contain: what is wrong with it
+  bool in_argv;      // false when a command line cannot carry it (an embedded NUL)
 };
 
 // Empty, one and many bytes over the 255-byte limit, invalid UTF-8 of every kind the validator

@@ -54,10 +54,12 @@ bool has_socket(pid_t pid, const std::string& inode) {
 
 std::vector<client_session> client_sessions(const database& admin) {
   const auto r = admin.dialect() == dialect_kind::postgresql
-      ? sql(admin, "SELECT pid, client_port FROM pg_stat_activity WHERE backend_type = 'client backend'"
-                   " AND pid <> pg_backend_pid() AND client_port IS NOT NULL")
-      : sql(admin, "SELECT id, host FROM information_schema.PROCESSLIST"
-                   " WHERE id <> CONNECTION_ID() AND host LIKE '%:%'");
+                     ? sql(admin,
+                           "SELECT pid, client_port FROM pg_stat_activity WHERE backend_type = 'client backend'"
+                           " AND pid <> pg_backend_pid() AND client_port IS NOT NULL")
+                     : sql(admin,
+                           "SELECT id, host FROM information_schema.PROCESSLIST"
+                           " WHERE id <> CONNECTION_ID() AND host LIKE '%:%'");
   std::vector<client_session> out;
   for (const auto& row : r.rows) {
     if (!row[0] || !row[1]) continue;

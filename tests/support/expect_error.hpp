@@ -25,8 +25,7 @@ std::string expect_error(F&& call, std::initializer_list<std::string_view> says,
           << context << ": the message should contain '" << fragment << "': " << what;
     return what;
   } catch (const std::exception& e) {
-    ADD_FAILURE() << context << ": expected " << typeid(E).name() << ", got " << typeid(e).name() << ": "
-                  << e.what();
+    ADD_FAILURE() << context << ": expected " << typeid(E).name() << ", got " << typeid(e).name() << ": " << e.what();
     return "";
   }
   ADD_FAILURE() << context << ": accepted (expected " << typeid(E).name() << ")";

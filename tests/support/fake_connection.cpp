@@ -19,7 +19,8 @@ void fake_server::on(std::string sql, responder respond, int times) {
 }
 
 void fake_server::on(std::string sql, d::result answer, int times) {
-  on(std::move(sql), [answer](std::span<const d::value>) { return answer; }, times);
+  on(
+      std::move(sql), [answer](std::span<const d::value>) { return answer; }, times);
 }
 
 void fake_server::fail(std::string sql, std::function<void()> fail, int times) {
@@ -62,13 +63,15 @@ std::vector<fake_call> fake_server::calls() const {
 
 std::size_t fake_server::count(std::string_view sql) const {
   std::lock_guard lock(mu_);
-  return static_cast<std::size_t>(std::count_if(calls_.begin(), calls_.end(), [&](const auto& c) { return c.sql == sql; }));
+  return static_cast<std::size_t>(
+      std::count_if(calls_.begin(), calls_.end(), [&](const auto& c) { return c.sql == sql; }));
 }
 
 bool fake_server::await(std::string_view sql, std::size_t n, std::chrono::milliseconds timeout) const {
   std::unique_lock lock(mu_);
   return ran_.wait_for(lock, timeout, [&] {
-    return static_cast<std::size_t>(std::count_if(calls_.begin(), calls_.end(), [&](const auto& c) { return c.sql == sql; })) >= n;
+    return static_cast<std::size_t>(
+               std::count_if(calls_.begin(), calls_.end(), [&](const auto& c) { return c.sql == sql; })) >= n;
   });
 }
 

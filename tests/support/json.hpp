@@ -24,10 +24,10 @@ struct json {
   const json& operator[](const std::string& key) const;
   const json& operator[](std::size_t i) const;
   bool has(const std::string& key) const { return type == kind::object && members.count(key) > 0; }
-  std::int64_t as_int() const;    // throws unless an integer number
-  double as_double() const;       // throws unless a number
+  std::int64_t as_int() const;           // throws unless an integer number
+  double as_double() const;              // throws unless a number
   const std::string& as_string() const;  // throws unless a string
-  bool as_bool() const;           // throws unless true/false
+  bool as_bool() const;                  // throws unless true/false
 };
 
 // Parses one JSON text (surrounding whitespace allowed). Throws std::runtime_error with the

@@ -41,8 +41,8 @@ class LockTableTest : public ::testing::TestWithParam<target> {
 
   // COUNT(*) of the lock table, optionally filtered by a WHERE clause.
   std::int64_t rows(const database& db, const std::string& where = "") const {
-    return std::stoll(sql(db, "SELECT COUNT(*) FROM " + table_ + (where.empty() ? "" : " WHERE " + where))
-                          .rows.at(0).at(0).value());
+    return std::stoll(
+        sql(db, "SELECT COUNT(*) FROM " + table_ + (where.empty() ? "" : " WHERE " + where)).rows.at(0).at(0).value());
   }
 
   // One column of the row for `resource`, as text; nullopt when there is no row.

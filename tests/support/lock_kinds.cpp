@@ -124,7 +124,9 @@ class object_adapter final : public lock_object {
   void lock() override { lock_->lock(); }
   bool try_lock() override { return lock_->try_lock(); }
   bool try_lock_for(std::chrono::milliseconds wait) override { return lock_->try_lock_for(wait); }
-  bool try_lock_until(std::chrono::system_clock::time_point deadline) override { return lock_->try_lock_until(deadline); }
+  bool try_lock_until(std::chrono::system_clock::time_point deadline) override {
+    return lock_->try_lock_until(deadline);
+  }
   void unlock() noexcept override { lock_->unlock(); }
   void release() override { lock_->release(); }
   bool holds() const override { return lock_->holds(); }
@@ -290,13 +292,13 @@ std::string first_field(const detail::result& r) {
 // pg_locks rows granted for `key` in `mode`.
 std::int64_t pg_granted(const database& db, const advisory_key& key, const std::string& mode) {
   const auto bits = static_cast<std::uint64_t>(key.value());
-  return std::stoll(first_field(sql(
-      db,
-      "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND granted "
-      "AND CAST(classid AS bigint) = CAST($1 AS bigint) AND CAST(objid AS bigint) = CAST($2 AS bigint) "
-      "AND objsubid = CAST($3 AS integer) AND mode = $4",
-      {static_cast<std::int64_t>(bits >> 32), static_cast<std::int64_t>(bits & 0xffffffffu),
-       std::int64_t{key.is_pair() ? 2 : 1}, mode})));
+  return std::stoll(
+      first_field(sql(db,
+                      "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND granted "
+                      "AND CAST(classid AS bigint) = CAST($1 AS bigint) AND CAST(objid AS bigint) = CAST($2 AS bigint) "
+                      "AND objsubid = CAST($3 AS integer) AND mode = $4",
+                      {static_cast<std::int64_t>(bits >> 32), static_cast<std::int64_t>(bits & 0xffffffffu),
+                       std::int64_t{key.is_pair() ? 2 : 1}, mode})));
 }
 
 std::string not_postgresql(dialect_kind d) { return d == dialect_kind::mysql ? "named_lock" : "table_lock"; }
@@ -340,7 +342,8 @@ lock_kind table_kind() {
   k.can = {.object = true, .owner_keyed = true, .reentrant = true, .fenced = true, .leased = true, .loss_signal = true};
   add_object_entry_points<table_lock, table_lock_options>(k);
   k.shown_held = [](const database& observer, const std::string& name) {
-    return first_field(sql(observer, "SELECT COUNT(*) FROM " + observer.table() + " WHERE resource = $1", {name})) != "0";
+    return first_field(sql(observer, "SELECT COUNT(*) FROM " + observer.table() + " WHERE resource = $1", {name})) !=
+           "0";
   };
   k.recorded_level = [](const database& observer, const std::string& name) -> std::optional<std::int64_t> {
     const auto c = first_field(sql(observer, "SELECT count FROM " + observer.table() + " WHERE resource = $1", {name}));
@@ -366,7 +369,8 @@ lock_kind queue_kind_of(std::string kind_name, char kind) {
     add_object_entry_points<rw_lock, rw_lock_options>(k);
   const std::string tag(1, kind);
   k.shown_held = [tag](const database& observer, const std::string& name) {
-    return first_field(sql(observer, "SELECT COUNT(*) FROM " + observer.table() + "_queue WHERE resource = $1 AND kind = $2",
+    return first_field(sql(observer,
+                           "SELECT COUNT(*) FROM " + observer.table() + "_queue WHERE resource = $1 AND kind = $2",
                            {name, tag})) != "0";
   };
   // The levels of the place at the head of the queue (the holder's).
@@ -530,7 +534,9 @@ lock_kind semaphore_kind() {
   k.make = [](const database& db, const std::string& name, const lock_settings& s) -> std::unique_ptr<lock_object> {
     return std::make_unique<semaphore_adapter>(db, name, semaphore_settings(s));
   };
-  k.shown_held = [](const database& observer, const std::string& name) { return !find_permits(observer, name).empty(); };
+  k.shown_held = [](const database& observer, const std::string& name) {
+    return !find_permits(observer, name).empty();
+  };
   k.recorded_level = [](const database& observer, const std::string& name) -> std::optional<std::int64_t> {
     return static_cast<std::int64_t>(find_permits(observer, name).size());
   };
@@ -557,11 +563,12 @@ lock_kind session_kind(std::string kind) {
     k.kill_holder_session = [](const database& admin, const std::string& name) {
       const auto key = advisory_key::from_name(name);
       const auto bits = static_cast<std::uint64_t>(key.value());
-      const auto killed = first_field(sql(admin,
-                                          "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_locks WHERE locktype = 'advisory' "
-                                          "AND granted AND CAST(classid AS bigint) = CAST($1 AS bigint) "
-                                          "AND CAST(objid AS bigint) = CAST($2 AS bigint) AND objsubid = 1",
-                                          {static_cast<std::int64_t>(bits >> 32), static_cast<std::int64_t>(bits & 0xffffffffu)}));
+      const auto killed = first_field(
+          sql(admin,
+              "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_locks WHERE locktype = 'advisory' "
+              "AND granted AND CAST(classid AS bigint) = CAST($1 AS bigint) "
+              "AND CAST(objid AS bigint) = CAST($2 AS bigint) AND objsubid = 1",
+              {static_cast<std::int64_t>(bits >> 32), static_cast<std::int64_t>(bits & 0xffffffffu)}));
       ASSERT_EQ(killed, "1") << "one session held '" << name << "'";
     };
     k.supported_on = [](dialect_kind d) { return d == dialect_kind::postgresql; };
@@ -738,7 +745,8 @@ std::vector<lock_kind> lock_kinds_for(const target& t) {
   return kinds;
 }
 
-std::vector<lock_case> lock_cases(const std::vector<target>& targets, const std::function<bool(const lock_kind&)>& keep) {
+std::vector<lock_case> lock_cases(const std::vector<target>& targets,
+                                  const std::function<bool(const lock_kind&)>& keep) {
   std::vector<lock_case> out;
   for (const auto& t : targets)
     for (auto& k : lock_kinds_for(t))

@@ -40,17 +40,17 @@ using lock_wait = std::variant<std::monostate, std::chrono::milliseconds, std::c
 
 // What a kind can do (after SOCI's per-backend capability flags).
 struct lock_capabilities {
-  bool object = false;          // a lock object (lock/try_lock/unlock/release/holds); else scoped-only
+  bool object = false;  // a lock object (lock/try_lock/unlock/release/holds); else scoped-only
   // object kinds: the owner of a hold is the calling thread, or the explicit owner key of
   // lock_settings::owner (every kind but the semaphore, whose permit is its own owner)
   bool owner_keyed = false;
-  bool reentrant = false;       // the owner may take it again while holding it: the levels stack
-  bool shared = false;          // has a shared mode (lock_shared …)
-  bool fenced = false;          // every grant carries a fencing token that increases
-  bool leased = false;          // a hold ends at its lease (ttl) unless renewed
-  bool session_scoped = false;  // held by a server session: ends, and is reported lost, with it
+  bool reentrant = false;           // the owner may take it again while holding it: the levels stack
+  bool shared = false;              // has a shared mode (lock_shared …)
+  bool fenced = false;              // every grant carries a fencing token that increases
+  bool leased = false;              // a hold ends at its lease (ttl) unless renewed
+  bool session_scoped = false;      // held by a server session: ends, and is reported lost, with it
   bool transaction_scoped = false;  // held by a transaction: ends with it (row locks, xact locks)
-  bool loss_signal = false;     // lost_token() and on_lost tell the holder that the lock is gone
+  bool loss_signal = false;         // lost_token() and on_lost tell the holder that the lock is gone
   // MySQL's innodb_lock_wait_timeout counts whole seconds: a timed row-lock wait there lasts at
   // least 1 s.
   std::chrono::milliseconds wait_granularity{0};
@@ -173,8 +173,7 @@ struct lock_kind {
                      const std::function<void(lock_section&)>& body)>
       run;
   // Object kinds: a new lock object (nullptr for scoped-only kinds).
-  std::function<std::unique_ptr<lock_object>(const database& db, const std::string& lock, const lock_settings& s)>
-      make;
+  std::function<std::unique_ptr<lock_object>(const database& db, const std::string& lock, const lock_settings& s)> make;
   // Whether the server shows `lock` held (a lock row, pg_locks, IS_USED_LOCK, a row lock), asked
   // through another handle `observer` on the same lock table.
   std::function<bool(const database& observer, const std::string& lock)> shown_held;

@@ -15,7 +15,7 @@ struct row_spec {
   std::int64_t count = 1;
   // expires_at = the database's now + this (negative: already expired).
   std::chrono::milliseconds expires_in{-60000};
-  std::string session = "test-session";  // holder_session of every row
+  std::string session = "test-session";    // holder_session of every row
   std::chrono::milliseconds lease{60000};  // lease_ms (what a renewal extends by)
 };
 
@@ -29,8 +29,8 @@ struct queue_entry_spec {
   std::string prefix = "q-";  // resources are prefix + 1 … prefix + names
   std::int64_t count = 1;     // entries, given to the names in turn
   std::int64_t names = 1;
-  char kind = 'F';            // 'F' fair lock, 'R' read-write lock
-  bool writers = true;        // one write level each, else one read level (kind 'R' only)
+  char kind = 'F';      // 'F' fair lock, 'R' read-write lock
+  bool writers = true;  // one write level each, else one read level (kind 'R' only)
   // expires_at = the database's now + this (negative: already expired).
   std::chrono::milliseconds expires_in{-60000};
   std::string session = "test-session";  // holder_session of every entry

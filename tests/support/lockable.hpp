@@ -23,8 +23,7 @@ concept timed_lockable = requires(L& l) {
 // TimedLockable whose unlock() cannot throw, usable with every standard wrapper.
 template <class L>
 concept std_wrappable = timed_lockable<L> && noexcept(std::declval<L&>().unlock()) &&
-                        std::is_constructible_v<std::unique_lock<L>, L&, std::try_to_lock_t> &&
-                        std::is_constructible_v<std::lock_guard<L>, L&> &&
-                        std::is_constructible_v<std::scoped_lock<L>, L&>;
+                        std::is_constructible_v<std::unique_lock<L>, L&, std::try_to_lock_t>&& std::is_constructible_v<
+                            std::lock_guard<L>, L&>&& std::is_constructible_v<std::scoped_lock<L>, L&>;
 
 }  // namespace sqllock::test

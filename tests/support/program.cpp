@@ -118,8 +118,8 @@ bool program::running() {
 int program::wait(std::chrono::milliseconds timeout) {
   if (pid_ < 0) return -1;
   if (!eventually([&] { return !running(); }, timeout)) {
-    ADD_FAILURE() << "process " << pid_ << " did not exit within " << timeout.count() << " ms; killing it. stderr: "
-                  << err();
+    ADD_FAILURE() << "process " << pid_ << " did not exit within " << timeout.count()
+                  << " ms; killing it. stderr: " << err();
     ::kill(pid_, SIGKILL);
     int st = 0;
     ::waitpid(pid_, &st, 0);

@@ -20,18 +20,15 @@ script_runner captured_runner(std::chrono::seconds timeout) {
 
 server_control::server_control(std::string script, std::filesystem::path state_dir, dialect_kind dialect,
                                script_runner runner)
-    : script_(std::move(script)),
-      state_dir_(std::move(state_dir)),
-      dialect_(dialect),
-      suffix_(dialect == dialect_kind::postgresql ? "pg" : "my"),
-      runner_(std::move(runner)) {}
+    : script_(std::move(script)), state_dir_(std::move(state_dir)), dialect_(dialect),
+      suffix_(dialect == dialect_kind::postgresql ? "pg" : "my"), runner_(std::move(runner)) {}
 
 std::optional<server_control> server_control::for_tests(const target& t) {
   if (t.dialect == dialect_kind::sqlite) return std::nullopt;
   const auto script = test_setting("SQLLOCK_TEST_SERVERS_SCRIPT");
   const auto dir = test_setting("SQLLOCK_TEST_STATE_DIR");
-  const bool ours = test_setting(t.dialect == dialect_kind::postgresql ? "SQLLOCK_TEST_PG_DATA" : "SQLLOCK_TEST_MY_DATA")
-                        .has_value();
+  const bool ours =
+      test_setting(t.dialect == dialect_kind::postgresql ? "SQLLOCK_TEST_PG_DATA" : "SQLLOCK_TEST_MY_DATA").has_value();
   if (!script || !dir || !ours) return std::nullopt;
   return server_control(*script, *dir, t.dialect);
 }

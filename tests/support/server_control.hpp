@@ -29,8 +29,6 @@ using script_runner = std::function<run_result(const std::vector<std::string>& a
 // (for failure messages); killed, failing the test, after `timeout`.
 script_runner captured_runner(std::chrono::seconds timeout = std::chrono::seconds(180));
 
-
-
 class server_control {
  public:
   // What `script` manages in `state_dir`, run through `runner`. `dialect` picks the server the

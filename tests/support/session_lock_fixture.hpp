@@ -57,8 +57,7 @@ template <class F>
 std::chrono::milliseconds time_until(F done, std::chrono::milliseconds limit) {
   const auto start = std::chrono::steady_clock::now();
   while (std::chrono::steady_clock::now() - start < limit) {
-    if (done())
-      return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+    if (done()) return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return limit + std::chrono::seconds(1);

@@ -98,8 +98,9 @@ std::string with_query(const std::string& uri, const std::string& item) {
 
 std::vector<target> pgbouncer_targets() {
   const std::string owner = with_query(lookup("SQLLOCK_TEST_PGBOUNCER_OWNER_URI").value_or(""), "prepare=off");
-  const std::string runtime =
-      owner.empty() ? "" : with_query(lookup("SQLLOCK_TEST_PGBOUNCER_URI").value_or(""), "prepare=off");
+  const std::string runtime = owner.empty()
+                                  ? ""
+                                  : with_query(lookup("SQLLOCK_TEST_PGBOUNCER_URI").value_or(""), "prepare=off");
   const auto soci = [](const std::string& uri) { return uri.empty() ? uri : "soci+" + uri; };
   std::vector<target> out = {
       {"pgbouncer_pqxx", runtime, dialect_kind::postgresql, owner},

@@ -86,12 +86,12 @@ std::vector<target> as_owner(std::vector<target> targets);
 }  // namespace sqllock::test
 
 // Use at the top of a test that needs `uri` (a std::string, empty when not configured).
-#define SQLLOCK_REQUIRE_SERVER(uri)                                                   \
-  do {                                                                                \
-    if ((uri).empty()) {                                                              \
-      if (::sqllock::test::servers_required())                                        \
-        FAIL() << "test server not configured (see tests/support/test_env.hpp)";      \
-      else                                                                            \
-        GTEST_SKIP() << "test server not configured; set SQLLOCK_TEST_*_URI";         \
-    }                                                                                 \
+#define SQLLOCK_REQUIRE_SERVER(uri)                                              \
+  do {                                                                           \
+    if ((uri).empty()) {                                                         \
+      if (::sqllock::test::servers_required())                                   \
+        FAIL() << "test server not configured (see tests/support/test_env.hpp)"; \
+      else                                                                       \
+        GTEST_SKIP() << "test server not configured; set SQLLOCK_TEST_*_URI";    \
+    }                                                                            \
   } while (0)

@@ -18,9 +18,9 @@ namespace test {
 
 struct fake_handle {
   explicit fake_handle(const std::string& uri = "postgresql://unit@fake/unit")
-      : db(d::database_access::wrap(std::make_shared<d::database_impl>(
-            d::parse_uri(uri), sqllock::database_options{},
-            d::database_seams{clock, [s = server] { return s->connect(); }}))),
+      : db(d::database_access::wrap(
+            std::make_shared<d::database_impl>(d::parse_uri(uri), sqllock::database_options{},
+                                               d::database_seams{clock, [s = server] { return s->connect(); }}))),
         impl(d::database_access::impl(db)) {}
 
   const d::dialect_sql& sql() const { return impl.sql(); }
@@ -33,8 +33,7 @@ struct fake_handle {
 
 // Waits in real time (up to `limit`) until `done` is true; background threads act on the fake
 // clock within milliseconds.
-inline bool eventually(const std::function<bool()>& done,
-                       std::chrono::milliseconds limit = std::chrono::seconds(5)) {
+inline bool eventually(const std::function<bool()>& done, std::chrono::milliseconds limit = std::chrono::seconds(5)) {
   const auto give_up = std::chrono::steady_clock::now() + limit;
   while (!done()) {
     if (std::chrono::steady_clock::now() > give_up) return false;

@@ -134,7 +134,7 @@ TEST(KeepaliveUnitTest, APingFoundOverdueByALateKeepaliveGets250msMoreOnce) {
   session_fixture f(100ms);
   const auto network = std::make_shared<gate>();
   const auto sent = f.hang_pings(network);
-  f.h.clock->advance(900ms, 900ms);  // it wakes 100 ms past that
+  f.h.clock->advance(900ms, 900ms);   // it wakes 100 ms past that
   std::this_thread::sleep_for(50ms);  // many early (fake) wakes: they must not end the reprieve
   EXPECT_FALSE(f.lost) << "no reprieve for a keepalive thread that woke late";
   f.h.clock->advance(240ms, 240ms);

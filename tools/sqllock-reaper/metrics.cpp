@@ -36,8 +36,7 @@ std::string metrics::to_prometheus(std::string_view table) const {
   sample(out, "sqllock_reaper_last_pass_duration_seconds", "gauge", "Duration of the latest pass.", table,
          seconds(last_pass_duration));
   char stamp[48];
-  std::snprintf(stamp, sizeof stamp, "%.3f",
-                std::chrono::duration<double>(last_success.time_since_epoch()).count());
+  std::snprintf(stamp, sizeof stamp, "%.3f", std::chrono::duration<double>(last_success.time_since_epoch()).count());
   sample(out, "sqllock_reaper_last_success_timestamp_seconds", "gauge",
          "Unix time at which the latest successful pass ended; 0 before the first.", table, stamp);
   return out;

@@ -11,9 +11,9 @@
 namespace sqllock::reaper {
 
 struct metrics {
-  std::uint64_t passes = 0;        // passes run, successful or not
-  std::uint64_t rows_reaped = 0;   // rows deleted by all passes
-  std::uint64_t errors = 0;        // passes that failed
+  std::uint64_t passes = 0;       // passes run, successful or not
+  std::uint64_t rows_reaped = 0;  // rows deleted by all passes
+  std::uint64_t errors = 0;       // passes that failed
   std::chrono::nanoseconds last_pass_duration{0};
   // Wall-clock end of the latest successful pass; the epoch (0) before the first.
   std::chrono::system_clock::time_point last_success{};

@@ -91,7 +91,8 @@ class pass_runner {
     } else {
       m_.last_success = std::chrono::system_clock::now();
       if (consecutive_failures_ > 0)
-        log_event(level::info, "recovered", {{"table", table()}, {"failed_passes", std::to_string(consecutive_failures_)}});
+        log_event(level::info, "recovered",
+                  {{"table", table()}, {"failed_passes", std::to_string(consecutive_failures_)}});
       consecutive_failures_ = 0;
       log_event(level::info, "pass",
                 {{"table", table()},

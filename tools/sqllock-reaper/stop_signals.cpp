@@ -41,7 +41,7 @@ void stop_signals::watch(std::stop_token quit) {
   const timespec tick{0, 50'000'000};
   while (!quit.stop_requested()) {
     const int sig = ::sigtimedwait(&s, nullptr, &tick);
-    if (sig < 0) continue;  // timeout or EINTR
+    if (sig < 0) continue;                     // timeout or EINTR
     if (signal_.exchange(sig) != 0) continue;  // a second signal changes nothing
     log_event(level::info, "stop", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
     stop_.request_stop();

@@ -122,7 +122,8 @@ start_result command_line::start(const signal_inbox& signals) const {
         ::execve("/bin/sh", sh_argv.data(), environ);
         report_and_exit(report[1], errno);
       }
-      if (error == EACCES) denied = true;
+      if (error == EACCES)
+        denied = true;
       else if (error != ENOENT && error != ENOTDIR && error != ESTALE && error != ENODEV && error != ETIMEDOUT)
         report_and_exit(report[1], error);
     }

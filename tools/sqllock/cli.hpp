@@ -12,14 +12,14 @@ namespace sqllock::cli {
 // Stable exit codes (documented in README.md).
 enum exit_code : int {
   exit_ok = 0,
-  exit_not_obtained = 1,   // the lock is held elsewhere (or the wait timed out)
-  exit_usage = 2,          // bad command line or bad input
-  exit_unreachable = 3,    // the database could not be reached
-  exit_schema = 4,         // the lock table is missing or from another sqllock version
-  exit_lock_lost = 5,      // a held lock was lost while the command ran
-  exit_database = 6,       // the database reported another error
-  exit_absent = 7,         // `sqllock latch`: no such latch (never created, reaped, or past its ttl)
-  exit_internal = 70,      // a bug in sqllock
+  exit_not_obtained = 1,  // the lock is held elsewhere (or the wait timed out)
+  exit_usage = 2,         // bad command line or bad input
+  exit_unreachable = 3,   // the database could not be reached
+  exit_schema = 4,        // the lock table is missing or from another sqllock version
+  exit_lock_lost = 5,     // a held lock was lost while the command ran
+  exit_database = 6,      // the database reported another error
+  exit_absent = 7,        // `sqllock latch`: no such latch (never created, reaped, or past its ttl)
+  exit_internal = 70,     // a bug in sqllock
 };
 
 // Thrown for a bad command line; main() prints it with a usage hint and exits 2.

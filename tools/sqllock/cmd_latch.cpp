@@ -73,10 +73,14 @@ int create(latch& l, const std::string& count_text, const std::optional<std::str
 int count_down(latch& l, const std::optional<std::string>& participant) {
   try {
     const auto r = participant ? l.count_down(*participant) : l.count_down();
-    if (!r.counted) std::cout << "participant '" << printable(*participant) << "' was already counted; ";
-    else std::cout << "counted down " << latch_label(l) << ": ";
-    if (r.open()) std::cout << "open\n";
-    else std::cout << r.remaining << " to go\n";
+    if (!r.counted)
+      std::cout << "participant '" << printable(*participant) << "' was already counted; ";
+    else
+      std::cout << "counted down " << latch_label(l) << ": ";
+    if (r.open())
+      std::cout << "open\n";
+    else
+      std::cout << r.remaining << " to go\n";
     return exit_ok;
   } catch (const latch_not_armed& e) {
     std::cerr << "sqllock: " << printable(e.what()) << "\n";
@@ -86,12 +90,12 @@ int count_down(latch& l, const std::optional<std::string>& participant) {
 
 int wait(latch& l, const std::optional<std::string>& timeout) {
   latch_wait_result r;
-  if (timeout) r = l.wait_for(parse_duration(*timeout, "--timeout"));
-  else r = l.wait();
+  if (timeout)
+    r = l.wait_for(parse_duration(*timeout, "--timeout"));
+  else
+    r = l.wait();
   switch (r) {
-    case latch_wait_result::open:
-      std::cout << latch_label(l) << " is open\n";
-      return exit_ok;
+    case latch_wait_result::open: std::cout << latch_label(l) << " is open\n"; return exit_ok;
     case latch_wait_result::timed_out:
       std::cerr << "sqllock: timed out waiting for " << latch_label(l) << "\n";
       return exit_not_obtained;
@@ -114,8 +118,10 @@ int status(latch& l, bool json) {
         << ",\"initial\":" << s->initial << ",\"generation\":" << s->generation
         << ",\"armed_at\":" << json_quote(s->armed_at)
         << ",\"opened_at\":" << (s->open ? json_quote(s->opened_at) : "null") << ",\"expires_in_ms\":";
-      if (s->expires_in) o << s->expires_in->count();
-      else o << "null";
+      if (s->expires_in)
+        o << s->expires_in->count();
+      else
+        o << "null";
       o << ",\"arrived\":[";
       for (std::size_t i = 0; i < s->arrived.size(); ++i) o << (i ? "," : "") << json_quote(s->arrived[i]);
       o << "]}";
@@ -128,8 +134,10 @@ int status(latch& l, bool json) {
     return exit_absent;
   }
   std::cout << latch_label(l) << ", generation " << s->generation << ": ";
-  if (s->open) std::cout << "open since " << printable(s->opened_at) << " (count " << s->initial << ")\n";
-  else std::cout << "armed, " << s->count << " of " << s->initial << " to go\n";
+  if (s->open)
+    std::cout << "open since " << printable(s->opened_at) << " (count " << s->initial << ")\n";
+  else
+    std::cout << "armed, " << s->count << " of " << s->initial << " to go\n";
   std::cout << "armed at " << printable(s->armed_at);
   if (s->expires_in) std::cout << "; ttl runs out in " << seconds_text(s->expires_in->count()) << " s";
   std::cout << "\n";

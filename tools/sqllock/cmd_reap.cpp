@@ -30,8 +30,7 @@ constexpr std::string_view kUsage =
 
 int cmd_reap(args a) {
   if (a.flag("help", "h")) {
-    std::cout << kUsage << kReapOptionsUsage
-              << "\nDurations: " << kDurationForms << ".\n";
+    std::cout << kUsage << kReapOptionsUsage << "\nDurations: " << kDurationForms << ".\n";
     return exit_ok;
   }
   database_options options;

@@ -47,8 +47,9 @@ int cmd_release(args a) {
   a.expect_done();
   if (!name) throw usage_error{"release needs --lock NAME"};
   if (!force)
-    throw usage_error{"release deletes the lock whatever its owner; add --force to confirm (the holder learns "
-                      "that it lost the lock at its next renewal)"};
+    throw usage_error{
+        "release deletes the lock whatever its owner; add --force to confirm (the holder learns "
+        "that it lost the lock at its next renewal)"};
 
   if (kind != "table" && kind != "semaphore" && kind != "fair" && kind != "rw")
     throw usage_error{"release --kind must be table, semaphore, fair or rw, not '" + kind + "'"};
@@ -56,8 +57,7 @@ int cmd_release(args a) {
   database db(uri, options);
   if (kind == "fair" || kind == "rw") {
     const bool fair = kind == "fair";
-    const auto entries =
-        force_release_queue_entries(db, *name, fair ? queue_lock_kind::fair : queue_lock_kind::rw);
+    const auto entries = force_release_queue_entries(db, *name, fair ? queue_lock_kind::fair : queue_lock_kind::rw);
     const std::string what = fair ? "fair lock" : "read-write lock";
     if (entries.empty()) {
       std::cerr << "sqllock: no place in the queue of " << what << " '" << printable(*name) << "' in table '"
@@ -65,10 +65,14 @@ int cmd_release(args a) {
       return exit_not_obtained;
     }
     for (const auto& q : entries)
-      std::cout << "released the " << (q.expired ? "expired" : q.holds ? "holding" : "waiting") << " place "
-                << q.position << " (ticket " << q.fence << ", " << (q.writer() ? "write" : "read") << ") of " << what
-                << " '" << printable(q.resource) << "' by force; it was taken by host " << printable(q.holder_host)
-                << " pid " << q.holder_pid << " thread " << printable(q.holder_thread) << "\n";
+      std::cout << "released the "
+                << (q.expired ? "expired"
+                    : q.holds ? "holding"
+                              : "waiting")
+                << " place " << q.position << " (ticket " << q.fence << ", " << (q.writer() ? "write" : "read")
+                << ") of " << what << " '" << printable(q.resource) << "' by force; it was taken by host "
+                << printable(q.holder_host) << " pid " << q.holder_pid << " thread " << printable(q.holder_thread)
+                << "\n";
     return exit_ok;
   }
   if (kind == "semaphore") {
@@ -90,8 +94,9 @@ int cmd_release(args a) {
     return exit_not_obtained;
   }
   std::cout << "released '" << printable(gone->resource) << "' by force; it was held by host "
-            << printable(gone->holder_host) << " pid " << gone->holder_pid << " thread " << printable(gone->holder_thread)
-            << " (count " << gone->count << ", fence " << gone->fence << ", acquired " << printable(gone->acquired_at)
+            << printable(gone->holder_host) << " pid " << gone->holder_pid << " thread "
+            << printable(gone->holder_thread) << " (count " << gone->count << ", fence " << gone->fence << ", acquired "
+            << printable(gone->acquired_at)
             << (gone->expired ? ", lease expired " + seconds_text(-gone->expires_in.count()) + " s ago)"
                               : ", lease had " + seconds_text(gone->expires_in.count()) + " s left)")
             << "\n";

@@ -324,8 +324,8 @@ int cmd_run(args a) {
   if (!o.more_locks.empty() && lock_kind != run_kind::table)
     throw usage_error{"several --lock names need --kind table (they are taken together as one multi_lock); --kind " +
                       *kind + " takes one"};
-  const bool leased = lock_kind == run_kind::table || lock_kind == run_kind::semaphore ||
-                      lock_kind == run_kind::fair || lock_kind == run_kind::rw;
+  const bool leased = lock_kind == run_kind::table || lock_kind == run_kind::semaphore || lock_kind == run_kind::fair ||
+                      lock_kind == run_kind::rw;
   if (ttl && !leased) throw usage_error{"--ttl applies to --kind table, semaphore, fair and rw only"};
   if (permits && lock_kind != run_kind::semaphore) throw usage_error{"--permits applies to --kind semaphore only"};
   if ((shared || exclusive) && lock_kind != run_kind::rw)
@@ -390,11 +390,8 @@ int cmd_run(args a) {
                   << (o.more_locks.empty() ? " is held elsewhere" : ": at least one is held elsewhere")
                   << (o.wait ? "; gave up after waiting " + *wait : std::string()) << "\n";
       return o.conflict_code;
-    case acquire_outcome::interrupted:
-      report_interrupted(o, stop_signal);
-      return 128 + stop_signal;
-    case acquire_outcome::ran:
-      break;
+    case acquire_outcome::interrupted: report_interrupted(o, stop_signal); return 128 + stop_signal;
+    case acquire_outcome::ran: break;
   }
   return code;
 }

@@ -123,9 +123,8 @@ std::string seconds_text(long long ms) {
 void text_table::print(std::ostream& out) const {
   // Width in code points: every byte that does not continue a UTF-8 sequence starts one.
   const auto width = [](const std::string& s) {
-    return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) {
-      return (static_cast<unsigned char>(c) & 0xc0) != 0x80;
-    }));
+    return static_cast<std::size_t>(
+        std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xc0) != 0x80; }));
   };
   std::vector<std::size_t> widths;
   for (const auto& row : rows_) {

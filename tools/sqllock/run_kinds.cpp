@@ -58,8 +58,7 @@ class held_run_lock : public run_lock {
       lock_.release();
     } catch (const error& e) {
       // The command finished under the lock; a failed release only delays the next holder.
-      std::cerr << "sqllock: releasing " << label_ << " failed: " << e.what() << " (" << release_hint_
-                << ")\n";
+      std::cerr << "sqllock: releasing " << label_ << " failed: " << e.what() << " (" << release_hint_ << ")\n";
     }
     return code;
   }
@@ -253,16 +252,15 @@ std::unique_ptr<run_lock> make_run_lock(run_kind kind, const database& db, const
                                                          leased_options<table_lock_options>(s));
     case run_kind::semaphore:
       return std::make_unique<held_run_lock<semaphore_permit>>(run_lock_label(s), "the lease expires on its own", db,
-                                                               s.name, s.permits,
-                                                               leased_options<semaphore_options>(s));
+                                                               s.name, s.permits, leased_options<semaphore_options>(s));
     case run_kind::fair:
-      return std::make_unique<queued_run_lock<queue_place<fair_lock>>>(
-          run_lock_label(s), "its place expires with its lease", db, s.name, false,
-          leased_options<fair_lock_options>(s));
+      return std::make_unique<queued_run_lock<queue_place<fair_lock>>>(run_lock_label(s),
+                                                                       "its place expires with its lease", db, s.name,
+                                                                       false, leased_options<fair_lock_options>(s));
     case run_kind::rw:
-      return std::make_unique<queued_run_lock<queue_place<rw_lock>>>(
-          run_lock_label(s), "its place expires with its lease", db, s.name, s.shared,
-          leased_options<rw_lock_options>(s));
+      return std::make_unique<queued_run_lock<queue_place<rw_lock>>>(run_lock_label(s),
+                                                                     "its place expires with its lease", db, s.name,
+                                                                     s.shared, leased_options<rw_lock_options>(s));
     case run_kind::advisory:
       require_dialect(db, dialect_kind::postgresql, "advisory", "PostgreSQL",
                       "--kind named on MySQL/MariaDB, table on SQLite");
@@ -271,8 +269,8 @@ std::unique_ptr<run_lock> make_run_lock(run_kind kind, const database& db, const
     case run_kind::named:
       require_dialect(db, dialect_kind::mysql, "named", "MySQL/MariaDB",
                       "--kind advisory on PostgreSQL, table on SQLite");
-      return std::make_unique<held_run_lock<named_lock>>(
-          run_lock_label(s), "the server frees it when the session ends", db, s.name, session_options(s));
+      return std::make_unique<held_run_lock<named_lock>>(run_lock_label(s), "the server frees it when the session ends",
+                                                         db, s.name, session_options(s));
     case run_kind::row:
       if (!supports_row_locks(db))
         throw not_supported("--kind row needs PostgreSQL or MySQL/MariaDB; this database is " +

@@ -33,7 +33,7 @@ namespace sqllock {
 
 namespace detail {
 SQLLOCK_API bool mysql_lock_row(sql::Connection* conn, std::string_view name, row_wait_kind wait,
-                    std::chrono::steady_clock::time_point deadline, std::string_view table);
+                                std::chrono::steady_clock::time_point deadline, std::string_view table);
 }  // namespace detail
 
 // Locks the row of `name` (in "<table>_rows", creating it on first use) in conn's current
@@ -48,15 +48,17 @@ inline void lock_row(sql::Connection* conn, std::string_view name, std::string_v
 }
 
 // Like lock_row, but returns false at once (NOWAIT) when another transaction holds the row.
-[[nodiscard]] inline bool try_lock_row(sql::Connection* conn, std::string_view name, std::string_view table = default_lock_table) {
+[[nodiscard]] inline bool try_lock_row(sql::Connection* conn, std::string_view name,
+                                       std::string_view table = default_lock_table) {
   return detail::mysql_lock_row(conn, name, detail::row_wait_kind::nowait, {}, table);
 }
 
 // Like lock_row, but returns false when the row is still held after `timeout`, rounded up to whole
 // seconds (innodb_lock_wait_timeout, set for the attempt and restored afterwards).
 template <class Rep, class Period>
-[[nodiscard]] bool try_lock_row_for(sql::Connection* conn, std::string_view name, const std::chrono::duration<Rep, Period>& timeout,
-                      std::string_view table = default_lock_table) {
+[[nodiscard]] bool try_lock_row_for(sql::Connection* conn, std::string_view name,
+                                    const std::chrono::duration<Rep, Period>& timeout,
+                                    std::string_view table = default_lock_table) {
   return detail::mysql_lock_row(conn, name, detail::row_wait_kind::until, detail::steady_deadline_after(timeout),
                                 table);
 }

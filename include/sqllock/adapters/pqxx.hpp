@@ -36,7 +36,7 @@ namespace sqllock {
 
 namespace detail {
 SQLLOCK_API bool pqxx_lock_row(pqxx::transaction_base& tx, std::string_view name, row_wait_kind wait,
-                   std::chrono::steady_clock::time_point deadline, std::string_view table);
+                               std::chrono::steady_clock::time_point deadline, std::string_view table);
 }  // namespace detail
 
 // Locks the row of `name` (in "<table>_rows", creating it on first use) in `tx`, waiting as long
@@ -44,14 +44,13 @@ SQLLOCK_API bool pqxx_lock_row(pqxx::transaction_base& tx, std::string_view name
 // table, or when tx is a pqxx::nontransaction; schema_error when migration 2 has not run on
 // `table`; deadlock (a backend_error; the message says so; tx is still usable, but without the
 // lock — abort and retry) or another server error; connection_error when the connection broke.
-inline void lock_row(pqxx::transaction_base& tx, std::string_view name,
-                     std::string_view table = default_lock_table) {
+inline void lock_row(pqxx::transaction_base& tx, std::string_view name, std::string_view table = default_lock_table) {
   detail::pqxx_lock_row(tx, name, detail::row_wait_kind::block, {}, table);
 }
 
 // Like lock_row, but returns false at once (NOWAIT) when another transaction holds the row.
 [[nodiscard]] inline bool try_lock_row(pqxx::transaction_base& tx, std::string_view name,
-                         std::string_view table = default_lock_table) {
+                                       std::string_view table = default_lock_table) {
   return detail::pqxx_lock_row(tx, name, detail::row_wait_kind::nowait, {}, table);
 }
 
@@ -59,8 +58,8 @@ inline void lock_row(pqxx::transaction_base& tx, std::string_view name,
 // for the attempt only: the transaction's own setting is back in force afterwards).
 template <class Rep, class Period>
 [[nodiscard]] bool try_lock_row_for(pqxx::transaction_base& tx, std::string_view name,
-                      const std::chrono::duration<Rep, Period>& timeout,
-                      std::string_view table = default_lock_table) {
+                                    const std::chrono::duration<Rep, Period>& timeout,
+                                    std::string_view table = default_lock_table) {
   return detail::pqxx_lock_row(tx, name, detail::row_wait_kind::until, detail::steady_deadline_after(timeout), table);
 }
 
@@ -69,7 +68,7 @@ template <class Rep, class Period>
 namespace detail {
 // deadline: nullopt waits as long as tx's own lock_timeout allows; a time already past does not wait.
 SQLLOCK_API bool pqxx_advisory_xact_lock(pqxx::transaction_base& tx, const advisory_key& key, advisory_mode mode,
-                             std::optional<std::chrono::steady_clock::time_point> deadline);
+                                         std::optional<std::chrono::steady_clock::time_point> deadline);
 }  // namespace detail
 
 // Takes pg_advisory_xact_lock(key) (or the shared form) in tx, waiting as long as needed (tx's own
@@ -90,11 +89,11 @@ inline void advisory_xact_lock(pqxx::transaction_base& tx, std::string_view name
 // Like advisory_xact_lock, but returns false at once (pg_try_advisory_xact_lock) when another
 // session holds the key.
 [[nodiscard]] inline bool try_advisory_xact_lock(pqxx::transaction_base& tx, const advisory_key& key,
-                                   advisory_mode mode = advisory_mode::exclusive) {
+                                                 advisory_mode mode = advisory_mode::exclusive) {
   return detail::pqxx_advisory_xact_lock(tx, key, mode, std::chrono::steady_clock::time_point::min());
 }
 [[nodiscard]] inline bool try_advisory_xact_lock(pqxx::transaction_base& tx, std::string_view name,
-                                   advisory_mode mode = advisory_mode::exclusive) {
+                                                 advisory_mode mode = advisory_mode::exclusive) {
   return try_advisory_xact_lock(tx, advisory_key::from_name(name), mode);
 }
 
@@ -103,8 +102,8 @@ inline void advisory_xact_lock(pqxx::transaction_base& tx, std::string_view name
 // a lock granted just as the timeout fired is released with it).
 template <class Rep, class Period>
 [[nodiscard]] bool try_advisory_xact_lock_for(pqxx::transaction_base& tx, const advisory_key& key,
-                                const std::chrono::duration<Rep, Period>& timeout,
-                                advisory_mode mode = advisory_mode::exclusive) {
+                                              const std::chrono::duration<Rep, Period>& timeout,
+                                              advisory_mode mode = advisory_mode::exclusive) {
   return detail::pqxx_advisory_xact_lock(tx, key, mode, detail::steady_deadline_after(timeout));
 }
 

@@ -33,7 +33,7 @@ namespace sqllock {
 
 namespace detail {
 SQLLOCK_API bool soci_lock_row(soci::session& session, std::string_view name, row_wait_kind wait,
-                   std::chrono::steady_clock::time_point deadline, std::string_view table);
+                               std::chrono::steady_clock::time_point deadline, std::string_view table);
 }  // namespace detail
 
 // Locks the row of `name` (in "<table>_rows", creating it on first use) in the session's current
@@ -49,7 +49,7 @@ inline void lock_row(soci::session& session, std::string_view name, std::string_
 
 // Like lock_row, but returns false at once (NOWAIT) when another transaction holds the row.
 [[nodiscard]] inline bool try_lock_row(soci::session& session, std::string_view name,
-                         std::string_view table = default_lock_table) {
+                                       std::string_view table = default_lock_table) {
   return detail::soci_lock_row(session, name, detail::row_wait_kind::nowait, {}, table);
 }
 
@@ -57,8 +57,8 @@ inline void lock_row(soci::session& session, std::string_view name, std::string_
 // to whole seconds). The session's own lock wait setting is restored afterwards.
 template <class Rep, class Period>
 [[nodiscard]] bool try_lock_row_for(soci::session& session, std::string_view name,
-                      const std::chrono::duration<Rep, Period>& timeout,
-                      std::string_view table = default_lock_table) {
+                                    const std::chrono::duration<Rep, Period>& timeout,
+                                    std::string_view table = default_lock_table) {
   return detail::soci_lock_row(session, name, detail::row_wait_kind::until, detail::steady_deadline_after(timeout),
                                table);
 }

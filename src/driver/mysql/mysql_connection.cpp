@@ -137,8 +137,8 @@ void mysql_connection::report(const sql::SQLException& e) {
   const bool unclear = code == 0 || is_mysql_client_error(code);
   if (is_mysql_connection_loss(code) || (unclear && session_closed())) {
     broken_ = true;
-    throw connection_error("connection to " + display_ + " lost: " + e.what() + " (error " +
-                           std::to_string(code) + "; the pool opens a new connection; retry the operation)");
+    throw connection_error("connection to " + display_ + " lost: " + e.what() + " (error " + std::to_string(code) +
+                           "; the pool opens a new connection; retry the operation)");
   }
   throw_server_error(e.what(), e.getSQLState(), code, is_mysql_permission_error(code));
 }

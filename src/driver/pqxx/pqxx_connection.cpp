@@ -18,11 +18,8 @@
 
 namespace sqllock::detail {
 pqxx_connection::pqxx_connection(std::unique_ptr<pqxx::connection> native, std::string display, bool prepare)
-    : native_(std::move(native)),
-      quiet_(std::make_unique<pqxx::quiet_errorhandler>(*native_)),
-      statements_(placeholder_style::dollar),
-      display_(std::move(display)),
-      prepare_(prepare) {
+    : native_(std::move(native)), quiet_(std::make_unique<pqxx::quiet_errorhandler>(*native_)),
+      statements_(placeholder_style::dollar), display_(std::move(display)), prepare_(prepare) {
   // libpqxx 6 silently reconnects a broken connection on next use. A new session would have lost
   // the old one's session locks without anyone noticing, so broken must stay broken.
 #pragma GCC diagnostic push

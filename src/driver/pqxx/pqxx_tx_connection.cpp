@@ -22,8 +22,8 @@ void check_arity(std::string_view sql, std::size_t given) {
   for (std::size_t index : rewrite_placeholders(sql, placeholder_style::dollar).order)
     wanted = std::max(wanted, index + 1);
   if (given != wanted) {
-    throw invalid_argument("statement takes " + std::to_string(wanted) + " parameter(s) but " +
-                           std::to_string(given) + " were passed: " + std::string(sql));
+    throw invalid_argument("statement takes " + std::to_string(wanted) + " parameter(s) but " + std::to_string(given) +
+                           " were passed: " + std::string(sql));
   }
 }
 

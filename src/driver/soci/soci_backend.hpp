@@ -126,10 +126,8 @@ class soci_backend {
 // One factory per SOCI backend. Each connects, prepares the session for sqllock (timeouts,
 // SQL mode, journal mode, …) and throws soci::soci_error when that fails.
 // PostgreSQL honours spec.prepare_statements (?prepare=off).
-std::unique_ptr<soci_backend> open_soci_postgresql(const connection_spec& spec,
-                                                   std::chrono::milliseconds timeout);
-std::unique_ptr<soci_backend> open_soci_mysql(const connection_spec& spec,
-                                              std::chrono::milliseconds timeout);
+std::unique_ptr<soci_backend> open_soci_postgresql(const connection_spec& spec, std::chrono::milliseconds timeout);
+std::unique_ptr<soci_backend> open_soci_mysql(const connection_spec& spec, std::chrono::milliseconds timeout);
 std::unique_ptr<soci_backend> open_soci_sqlite(const connection_spec& spec);
 
 // Backends over an application's open session, which they use but never close or reconfigure

@@ -27,9 +27,7 @@ class soci_connection final : public connection, public notification_source {
   void abandon() noexcept override;
   std::string_view driver_name() const noexcept override { return "soci"; }
   // PostgreSQL only: SOCI has no notification API, so the backend reads them from libpq.
-  notification_source* notifications() noexcept override {
-    return backend_->receives_notifications() ? this : nullptr;
-  }
+  notification_source* notifications() noexcept override { return backend_->receives_notifications() ? this : nullptr; }
   void listen(const std::string& channel) override;
   std::vector<std::string> await(std::chrono::milliseconds timeout) override;
 

@@ -177,8 +177,8 @@ class postgresql_backend final : public soci_backend {
     // Class 08 is "connection exception"; 57P01-57P03 are the server ending or refusing the
     // session (pg_terminate_backend, shutdown, startup). libpq's status catches the rest, e.g. a
     // socket closed without any message.
-    const bool session_ended = f.sqlstate.rfind("08", 0) == 0 || f.sqlstate == "57P01" ||
-                               f.sqlstate == "57P02" || f.sqlstate == "57P03";
+    const bool session_ended = f.sqlstate.rfind("08", 0) == 0 || f.sqlstate == "57P01" || f.sqlstate == "57P02" ||
+                               f.sqlstate == "57P03";
     f.connection_lost = session_ended || PQstatus(native()) != CONNECTION_OK ||
                         e.get_error_category() == soci::soci_error::connection_error;
     f.permission_denied = is_postgresql_permission_error(f.sqlstate);

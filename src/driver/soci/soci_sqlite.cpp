@@ -37,12 +37,8 @@ row read_row(sqlite3_stmt* stmt) {
   out.reserve(static_cast<std::size_t>(columns));
   for (int c = 0; c < columns; ++c) {
     switch (sqlite_api::sqlite3_column_type(stmt, c)) {
-      case SQLITE_NULL:
-        out.emplace_back();
-        break;
-      case SQLITE_INTEGER:
-        out.emplace_back(std::to_string(sqlite_api::sqlite3_column_int64(stmt, c)));
-        break;
+      case SQLITE_NULL: out.emplace_back(); break;
+      case SQLITE_INTEGER: out.emplace_back(std::to_string(sqlite_api::sqlite3_column_int64(stmt, c))); break;
       case SQLITE_FLOAT: {
         char buffer[32];
         const auto end = std::to_chars(buffer, buffer + sizeof buffer, sqlite_api::sqlite3_column_double(stmt, c)).ptr;
