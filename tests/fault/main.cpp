@@ -11,8 +11,11 @@
 //                 [--uri-params K=V&…] [--dir DIR] [--keep]
 //   sqllock_fault worker …   (started by the controller)
 //
-// --seconds defaults to $SQLLOCK_FAULT_SECONDS, else 60 (600 with --long). --long also raises
-// the load and the fault rate. --setup pgaf (PostgreSQL) and galera (MariaDB) start an HA
+// --seconds defaults to $SQLLOCK_FAULT_SECONDS, else 60 (600 with --long); --fault-every-ms to
+// $SQLLOCK_FAULT_EVERY_MS, else 3000 (2000 with --long). A fault starts every F ms while the run has
+// 3 leases + 2 s left to heal, so a short run needs a short F: 20 s at 1000 ms injects every
+// client fault (crash, session kill, the three pauses) and a server restart, as 30 s at 3000 ms
+// does. --long also raises the load and the fault rate. --setup pgaf (PostgreSQL) and galera (MariaDB) start an HA
 // cluster instead of one server (fault/servers.hpp); --restarts R then counts its server faults
 // (kill-primary, kill-node): 1 by default, one a minute with --long. --uri-params adds query
 // parameters to the URIs the locks use (e.g. galera=pinned). --expect-refusal: the lock kind
@@ -113,7 +116,9 @@ run_config config_of(const options& o) {
   c.latch_count = static_cast<int>(number(o, "latch-count", 8));
   c.lease = std::chrono::milliseconds(number(o, "lease-ms", 2000));
   c.keepalive = std::chrono::milliseconds(number(o, "keepalive-ms", 500));
-  c.fault_every = std::chrono::milliseconds(number(o, "fault-every-ms", o.long_mode ? 2000 : 3000));
+  const char* env_every = std::getenv("SQLLOCK_FAULT_EVERY_MS");
+  const long long default_every = o.long_mode ? 2000 : env_every && *env_every ? std::stoll(env_every) : 3000;
+  c.fault_every = std::chrono::milliseconds(number(o, "fault-every-ms", default_every));
   const bool ha = c.setup != setup_kind::standalone;
   const long long restarts_long = std::max<long long>(2, c.duration.count() / (ha ? 60 : 30));
   c.restarts = static_cast<int>(number(o, "restarts", o.long_mode ? restarts_long : ha ? 1 : 2));

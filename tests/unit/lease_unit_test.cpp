@@ -165,8 +165,11 @@ TEST_F(LeaseUnitTest, RenewsEveryThirdOfTheLeaseWhileHeldAndStopsAfterRelease) {
   EXPECT_LE(renewals, 11u);
   EXPECT_TRUE(l.holds()) << "renewed leases never run out";
   l.release();
+  // A renewal the watchdog had begun before the release may still arrive (the watchdog runs in
+  // real time and may be late on a busy machine); three more lease thirds must bring no other.
+  const auto at_release = h.server->count(renew);
   h.clock->advance(3s, 100ms);
-  EXPECT_EQ(h.server->count(renew), renewals) << "renewals went on after the release";
+  EXPECT_LE(h.server->count(renew), at_release + 1) << "renewals went on after the release";
   EXPECT_TRUE(h.server->unexpected().empty());
 }
 
