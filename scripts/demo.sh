@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The demo (README command 1). Needs root on Debian 12 for install-deps.sh the first time.
 # Installs the build dependencies (no database servers: the demo uses SQLite), builds the
-# `sqllock` command in build/ (SQLLOCK_BUILD_DIR), creates the lock table in a fresh SQLite
-# database under /tmp/sqllock-demo, shows it with the sqlite3 shell, then runs two jobs that
-# contend for one lock with `sqllock run` (flock(1) across hosts): the second waits for the first.
+# `sqllock` command in build/release (preset `release` of CMakePresets.json), creates the lock
+# table in a fresh SQLite database under /tmp/sqllock-demo, shows it with the sqlite3 shell, then
+# runs two jobs that contend for one lock with `sqllock run` (flock(1) across hosts): the second
+# waits for the first.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-build=${SQLLOCK_BUILD_DIR:-build}
+build=build/release
 demo=/tmp/sqllock-demo
 db=$demo/locks.db
 
@@ -18,8 +19,8 @@ step "install dependencies (no servers)"
 ./scripts/install-deps.sh --no-servers
 
 step "configure and build the sqllock command ($build)"
-cmake -S . -B "$build" >/dev/null
-cmake --build "$build" -j "$(nproc)" --target sqllock_cli
+cmake --preset release >/dev/null
+cmake --build --preset release --target sqllock_cli
 cli=$build/tools/sqllock/sqllock
 
 step "create the lock table in $db"

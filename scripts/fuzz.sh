@@ -7,14 +7,15 @@
 #   scripts/fuzz.sh                 each target for SQLLOCK_FUZZ_SECONDS (default 20)
 #   scripts/fuzz.sh uri names       only those targets
 #
-# SQLLOCK_FUZZ_BUILD_DIR: build directory (default build-fuzz). The seed corpora in
-# fuzz/corpus/<target>/ are read, never written: what a run discovers goes to a temporary copy.
+# SQLLOCK_FUZZ_BUILD_DIR: build directory (default build/fuzz, beside the trees of
+# CMakePresets.json). The seed corpora in fuzz/corpus/<target>/ are read, never written: what a
+# run discovers goes to a temporary copy.
 # Needs clang-14 and libclang-rt-14-dev (scripts/install-deps.sh).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 seconds=${SQLLOCK_FUZZ_SECONDS:-20}
-build=${SQLLOCK_FUZZ_BUILD_DIR:-build-fuzz}
+build=${SQLLOCK_FUZZ_BUILD_DIR:-build/fuzz}
 targets=("$@")
 ((${#targets[@]})) || targets=(uri duration names)
 compiler=$(command -v clang++-14 || command -v clang++ || true)

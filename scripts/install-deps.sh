@@ -2,7 +2,8 @@
 # Installs what sqllock needs on Debian 12 (bookworm), as root. Idempotent: packages that are
 # already installed are left alone, and apt is not touched at all when nothing is missing.
 #
-#   scripts/install-deps.sh              build tools + client libraries + test servers + clang (fuzzing)
+#   scripts/install-deps.sh              build tools + client libraries + test servers + clang
+#                                        (fuzzing) + clang-format
 #   scripts/install-deps.sh --no-servers build tools + client libraries only (enough for the demo)
 #   scripts/install-deps.sh --check      print what is missing; exit 1 if anything is
 #   scripts/install-deps.sh --bench      also what scripts/bench.sh needs (Redis, Node.js and npm,
@@ -21,13 +22,15 @@ for arg in "$@"; do
     --no-servers) with_servers=0 ;;
     --check) check_only=1 ;;
     --bench) with_bench=1 ;;
-    -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "install-deps.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done
 
 # Compiler and build tools (pkgconf provides the pkg-config program CMake's FindPkgConfig uses).
-packages=(g++ make cmake pkgconf)
+# The presets of CMakePresets.json build with Ninja, through ccache (a tree built again recompiles
+# only what changed).
+packages=(g++ make cmake pkgconf ninja-build ccache)
 # Client libraries of the three drivers. libboost-dev: Connector/C++ 1.1's headers include Boost
 # (it is a dependency of libmysqlcppconn-dev, named so the reason is visible). SOCI's backend
 # headers include libpq-fe.h, mysql.h and sqlite3.h, but libsoci-dev does not depend on their -dev
@@ -56,6 +59,8 @@ if [[ "$with_servers" != 0 ]]; then
   # The fuzz targets the test command runs (fuzz/, scripts/fuzz.sh) need clang and its libFuzzer
   # runtime (libclang_rt.fuzzer), which Debian ships in libclang-rt-14-dev.
   packages+=(clang-14 libclang-rt-14-dev)
+  # The test command's format check (scripts/check-format.sh, .clang-format).
+  packages+=(clang-format-14)
 fi
 if ((with_bench)); then
   # scripts/bench.sh: the Redis peer, valgrind for the callgrind profile, matplotlib for the plots.

@@ -24,7 +24,7 @@ if(SQLLOCK_BUILD_EXAMPLES AND TARGET sqllock_cli AND TARGET sqllock_reaper)
     add_test(NAME examples.${name}
       COMMAND ${PROJECT_SOURCE_DIR}/examples/run-example-tests.sh ${test} ${database} ${SQLLOCK_TEST_STATE_DIR}/env)
     set_tests_properties(examples.${name} PROPERTIES
-      LABELS "integration;examples" TIMEOUT 60 SKIP_RETURN_CODE 77 ENVIRONMENT "${_example_env}")
+      LABELS "integration;examples" TIMEOUT 60 SKIP_RETURN_CODE 77 ENVIRONMENT "${_example_env}" COST 50)
     if(NOT database STREQUAL "sqlite")
       set_tests_properties(examples.${name} PROPERTIES FIXTURES_REQUIRED servers)
     endif()

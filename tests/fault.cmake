@@ -17,18 +17,26 @@ target_compile_definitions(sqllock_fault PRIVATE SQLLOCK_SERVERS_SCRIPT="${PROJE
 # fault.<kind>.<database> [args…]: each run takes SQLLOCK_FAULT_SECONDS plus ~6 s of setup and
 # checks, mostly waiting (about a third of a core for workers, nemesis and server), so ctest may
 # run it beside other tests; it shares no server with them.
+# They are among the longest tests and use little CPU: ctest should start them early, beside the
+# short tests, not in a row at the end. It orders tests first by how many tests wait for them
+# (the shared servers' fixture makes servers.start, then every test that needs the servers, come
+# before tests that nothing waits for), then by COST: so servers.stop waits for the fault runs
+# too (DEPENDS), which puts them among the tests of the fixture, and their COST puts them first
+# there.
 function(sqllock_fault_test name)
   add_test(NAME fault.${name} COMMAND sqllock_fault ${ARGN})
-  set_tests_properties(fault.${name} PROPERTIES TIMEOUT 900 SKIP_RETURN_CODE 77 LABELS "fault;process")
+  set_tests_properties(fault.${name} PROPERTIES TIMEOUT 900 SKIP_RETURN_CODE 77 LABELS "fault;process" COST 100)
+  set_property(TEST servers.stop APPEND PROPERTY DEPENDS fault.${name})
 endfunction()
 
-# The same on a high-availability setup: label `ha` (scripts/test.sh leaves these out of the
-# sanitizer suite: they run the same client code as the standalone runs, and each costs a cluster
+# The same on a high-availability setup: label `ha` (the quick tier and the sanitizer suite leave
+# these out: they run the same client code as the standalone runs, and each costs a cluster
 # start), and one at a time (RESOURCE_LOCK ha_cluster, shared with galera_test): several clusters
-# starting at once on two cores stretch their failovers and state transfers past the bounds.
+# starting at once on two cores stretch their failovers and state transfers past the bounds. They
+# start before every other test (COST), as the chain of them is the longest part of the run.
 function(sqllock_fault_ha_test name)
   sqllock_fault_test(${name} ${ARGN})
-  set_tests_properties(fault.${name} PROPERTIES LABELS "fault;process;ha" RESOURCE_LOCK ha_cluster)
+  set_tests_properties(fault.${name} PROPERTIES LABELS "fault;process;ha" RESOURCE_LOCK ha_cluster COST 300)
 endfunction()
 
 sqllock_fault_test(table.postgresql --database postgresql --kind table)
@@ -63,31 +71,37 @@ sqllock_fault_test(rw.mariadb --database mariadb --kind rw)
 sqllock_fault_test(rw.sqlite --database sqlite --kind rw)
 
 # Negative controls: unsafe peers (tests/fault/rogue_locker.cpp) must be caught, in a
-# short run with the faults that expose them.
-sqllock_fault_test(control.unsafe_release.postgresql --database postgresql --kind table --seconds 30
+# short run with the faults that expose them. Label `control`: they check the checkers with peers
+# that are not sqllock's code, so the sanitizer suite leaves them out.
+function(sqllock_fault_control_test name)
+  sqllock_fault_test(control.${name} ${ARGN})
+  set_tests_properties(fault.control.${name} PROPERTIES LABELS "fault;process;control" COST 200)
+endfunction()
+
+sqllock_fault_control_test(unsafe_release.postgresql --database postgresql --kind table --seconds 30
   --resources 1 --control unsafe-release --faults pause-long,pause-xlong --fault-every-ms 2000 --restarts 0 --expect-violation foreign-delete)
-sqllock_fault_test(control.client_clock.postgresql --database postgresql --kind table --seconds 20
+sqllock_fault_control_test(client_clock.postgresql --database postgresql --kind table --seconds 20
   --control client-clock --restarts 0 --expect-violation server-overlap)
 # One thread per process counts live permits, then inserts a row of its own slot (>= N): research
 # T1's semaphore, which the primary key cannot stop. server-overcommit must see N + 1 live permits.
-sqllock_fault_test(control.count_then_insert.postgresql --database postgresql --kind semaphore --permits 2
+sqllock_fault_control_test(count_then_insert.postgresql --database postgresql --kind semaphore --permits 2
   --seconds 20 --control count-then-insert --restarts 0 --expect-violation server-overcommit)
 # One thread per process counts down the naive way (arrival row if missing, then a separate
 # decrement) and sends both again after an error or a reply it takes as lost: one participant
 # counted twice, so the latch opens one arrival short.
-sqllock_fault_test(control.rogue_count_down.postgresql --database postgresql --kind latch --latch-count 8
+sqllock_fault_control_test(rogue_count_down.postgresql --database postgresql --kind latch --latch-count 8
   --seconds 20 --control rogue-count-down --restarts 0 --expect-violation double-count --expect-violation early-open)
 # One thread per process takes its set name by name (autocommit table_locks, unsorted, no wait)
 # and releases what it took when a later name is refused: partial-grant must see those attempts.
-sqllock_fault_test(control.sequential_multi.postgresql --database postgresql --kind multi --names-per-set 3
+sqllock_fault_control_test(sequential_multi.postgresql --database postgresql --kind multi --names-per-set 3
   --resources 6 --seconds 20 --control sequential-multi --restarts 0 --expect-violation partial-grant)
 # Every thread takes a place in the fair locks' queue (raw SQL, a real ticket) but holds whenever no
 # live holder exists, whoever polls first: exclusive, not in ticket order — ticket-order must see it.
-sqllock_fault_test(control.unordered_queue.postgresql --database postgresql --kind fair --seconds 20
+sqllock_fault_control_test(unordered_queue.postgresql --database postgresql --kind fair --seconds 20
   --control unordered-queue --restarts 0 --faults crash,pause-short --expect-violation ticket-order)
 # One thread per process takes a reader's place and holds at once, ignoring the writers ahead of it
 # (sqllock's rw_lock holders around it): write-overlap must see a writer holding with it.
-sqllock_fault_test(control.reader_ignores_writer.postgresql --database postgresql --kind rw --seconds 20
+sqllock_fault_control_test(reader_ignores_writer.postgresql --database postgresql --kind rw --seconds 20
   --control reader-ignores-writer --restarts 0 --expect-violation write-overlap)
 
 # High-availability setups (scripts/ha-servers.sh; fault/servers.hpp), each a private cluster
@@ -106,3 +120,4 @@ sqllock_fault_ha_test(refusal.galera --database mariadb --kind named,row --setup
 # once, and client-overlap must see the two holders.
 sqllock_fault_ha_test(control.galera_pinned_named --database mariadb --kind named --setup galera --seconds 20
   --restarts 0 --uri-params galera=pinned --expect-violation client-overlap)
+set_tests_properties(fault.control.galera_pinned_named PROPERTIES LABELS "fault;process;ha;control")

@@ -4,13 +4,13 @@
 # pg_auto_failover primary or of a Galera node every 60 s), then the negative controls and the
 # Galera refusals. Prints each run's report; exits non-zero when any run fails.
 #
-#   tests/fault/run-long.sh [BUILD_DIR] [SECONDS_PER_RUN]     (defaults: build, 600)
+#   tests/fault/run-long.sh [BUILD_DIR] [SECONDS_PER_RUN]     (defaults: build/ci, 600)
 #
 # Needs a build with tests (sqllock_fault) and the servers of scripts/install-deps.sh (for the
 # HA runs: pg_auto_failover and Galera); starts and stops its own private servers.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-build=${1:-build}
+build=${1:-build/ci}
 seconds=${2:-600}
 bin=$build/tests/sqllock_fault
 [[ -x "$bin" ]] || { echo "run-long.sh: $bin not built (cmake --build $build --target sqllock_fault)" >&2; exit 2; }
