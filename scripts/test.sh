@@ -16,20 +16,21 @@
 #      unformatted code.
 # --full runs ctest preset `full` in step 2 instead (every test: the HA clusters too, fault runs of
 # 30 s with a fault every 3 s), then:
-#   3. preset `asan` (AddressSanitizer + UndefinedBehaviorSanitizer, Debug, -Werror, build/asan):
+#   3. preset `relwithdebinfo` (for /usr, -Werror, no tests): the Debian packages are made from it
+#      and installed into a clean Debian root (scripts/check-packages.sh), in the background during
+#      step 4 (SQLLOCK_TEST_PACKAGES=0 leaves that out)
+#   4. preset `asan` (AddressSanitizer + UndefinedBehaviorSanitizer, Debug, -Werror, build/asan):
 #      the tests whose labels do not say they check nothing more under the sanitizers (see the
 #      preset's exclude list and README), fault runs as in the quick tier (SQLLOCK_TEST_ASAN=0
 #      leaves this out)
-#   4. presets `relwithdebinfo` and `minsizerel`: library, programs and examples with -Werror, so
-#      that with Release and Debug every build type is warning-clean; the Debian packages are made
-#      from the RelWithDebInfo tree and installed into a clean Debian root
-#      (scripts/check-packages.sh) (SQLLOCK_TEST_BUILD_TYPES=0 / SQLLOCK_TEST_PACKAGES=0 leave
-#      these out)
-#   5. scripts/fuzz.sh: each libFuzzer target of fuzz/ for 20 s (SQLLOCK_TEST_FUZZ=0 leaves it out)
+#   5. preset `minsizerel` (-Werror, no tests), and beside it scripts/fuzz.sh: each libFuzzer
+#      target of fuzz/ for 20 s (SQLLOCK_TEST_FUZZ=0 leaves the fuzzers out)
+#   With Release (ci), Debug (asan), RelWithDebInfo and MinSizeRel every build type is built
+#   warning-clean (SQLLOCK_TEST_BUILD_TYPES=0 leaves out steps 3 and 5's builds).
 # -Werror is never a default for users (SQLLOCK_WERROR=OFF); the presets this script uses turn it
 # on. Every tree compiles through ccache, so a second run recompiles only what changed.
-# CTEST_PARALLEL_LEVEL=N overrides how many tests run at once (the presets: 6 in the quick tier;
-# 4 in --full and the sanitizer suite, whose HA runs and slower processes have tighter margins).
+# CTEST_PARALLEL_LEVEL=N overrides how many tests run at once (the presets: 6, and 4 in the
+# sanitizer suite, whose processes are slower and use more CPU).
 # Exits non-zero when any step fails; the last line sums up all tests run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -92,20 +93,23 @@ record_failed_tests() {
   done < <(head -n 12 "$list")
 }
 
-# suite CONFIGURE_PRESET TEST_PRESET: configure, build and test one tree of CMakePresets.json
-# (build/CONFIGURE_PRESET).
-suite() {
-  local name=$1 tests=$2 dir=build/$1 t0=$SECONDS rc=0
+# build CONFIGURE_PRESET: configure and build one tree of CMakePresets.json (build/PRESET); false
+# (and noted) when either fails.
+build() {
+  local name=$1
   step "$name: configure (cmake --preset $name)"
   if ! cmake --preset "$name"; then
-    failures+=("$name: configure"); failed=$((failed + 1)); return
+    failures+=("$name: configure"); failed=$((failed + 1)); return 1
   fi
   step "$name: build (cmake --build --preset $name)"
   if ! cmake --build --preset "$name"; then
-    failures+=("$name: build"); failed=$((failed + 1)); return
+    failures+=("$name: build"); failed=$((failed + 1)); return 1
   fi
-  times+=("$name: configure and build: $((SECONDS - t0)) s")
-  t0=$SECONDS
+}
+
+# run_tests CONFIGURE_PRESET TEST_PRESET: ctest with the test preset in build/CONFIGURE_PRESET.
+run_tests() {
+  local name=$1 tests=$2 dir=build/$1 rc=0
   step "$name: ctest --preset $tests"
   # Most tests wait on servers, timers or child processes, not the CPU: the presets run several at
   # a time. Tests that restart a server are marked RUN_SERIAL and run alone.
@@ -118,68 +122,101 @@ suite() {
     failures+=("$name: ctest")
     record_failed_tests "$name" "$dir"
   fi
-  times+=("$name: ctest --preset $tests: $((SECONDS - t0)) s")
+  return 0
 }
 
-# build_only PRESET: configure and build one tree of CMakePresets.json without tests.
-build_only() {
-  local name=$1
-  step "build type: cmake --preset $name, library, programs and examples with -Werror"
-  cmake --preset "$name" && cmake --build --preset "$name"
+# timed LABEL CMD...: runs CMD and notes how long it took under LABEL; CMD's status.
+timed() {
+  local label=$1 t0=$SECONDS rc=0
+  shift
+  "$@" || rc=$?
+  times+=("$label: $((SECONDS - t0)) s")
+  return "$rc"
 }
 
-t0=$SECONDS
-step "install dependencies"
-./scripts/install-deps.sh
-times+=("install dependencies: $((SECONDS - t0)) s")
-
-if ((full)); then
-  suite ci full
-else
-  suite ci quick
-fi
-
-if ((full)) && [[ "${SQLLOCK_TEST_ASAN:-1}" != 0 ]]; then
-  # The sanitizer options (leak checking on, a program stops at the first error of either
-  # sanitizer, scripts/lsan.supp for leaks inside Debian's client libraries) are in the preset.
-  suite asan asan
-fi
-
-# ---- the other build types: build only (the tests ran in Release and, with sanitizers, Debug,
-# both with -Werror; plain Debug sets no flag of its own that the sanitizer build lacks).
-# The RelWithDebInfo tree installs into /usr, so the Debian packages are made from it and
-# installed into a clean Debian root (scripts/check-packages.sh).
-if ((full)) && [[ "${SQLLOCK_TEST_BUILD_TYPES:-1}" != 0 ]]; then
-  for preset in relwithdebinfo minsizerel; do
-    t0=$SECONDS
-    if build_only "$preset"; then
-      passed=$((passed + 1))
-      if [[ "$preset" == relwithdebinfo && "${SQLLOCK_TEST_PACKAGES:-1}" != 0 ]]; then
-        step "Debian packages from build/$preset: scripts/check-packages.sh"
-        if ./scripts/check-packages.sh "build/$preset" "build/$preset/package-check"; then
-          passed=$((passed + 1))
-        else
-          failures+=("packages"); failed=$((failed + 1))
-        fi
-      fi
-    else
-      failures+=("build type $preset"); failed=$((failed + 1))
-    fi
-    times+=("build type $preset: $((SECONDS - t0)) s")
-  done
-fi
-
-# ---- fuzzing: the libFuzzer targets of fuzz/ briefly (scripts/fuzz.sh: 3 targets ×
-# SQLLOCK_FUZZ_SECONDS, default 20 s).
-if ((full)) && [[ "${SQLLOCK_TEST_FUZZ:-1}" != 0 ]]; then
-  step "fuzz: scripts/fuzz.sh"
-  t0=$SECONDS
-  if ./scripts/fuzz.sh; then
+# check STEP CMD...: one check that is not a ctest run (a build type, the packages, fuzzing):
+# counted as one test passed or failed.
+check() {
+  local label=$1
+  shift
+  if "$@"; then
     passed=$((passed + 1))
   else
-    failures+=("fuzz"); failed=$((failed + 1))
+    failures+=("$label"); failed=$((failed + 1))
   fi
-  times+=("fuzz: $((SECONDS - t0)) s")
+}
+
+# The checks of --full that need no timing bound run beside the CPU-heavy builds: the Debian
+# packages (debootstrap and apt: mostly waiting on the disk and the archive) beside the sanitizer
+# build, the fuzzers (one core) beside the MinSizeRel build. Their output goes to a log, printed
+# when they are waited for.
+# background LABEL LOG CMD...: starts CMD with its output in LOG; wait_background LABEL LOG
+# waits for it, prints LOG and counts it as check LABEL.
+declare -A bg_pid=() bg_start=()
+background() {
+  local label=$1 log=$2
+  shift 2
+  step "$label: started in the background (output: $log)"
+  "$@" >"$log" 2>&1 &
+  bg_pid[$label]=$!
+  bg_start[$label]=$SECONDS
+}
+wait_background() {
+  local label=$1 log=$2 rc=0
+  wait "${bg_pid[$label]}" || rc=$?
+  step "$label (ran in the background)"
+  cat "$log"
+  times+=("$label (in the background): $((SECONDS - bg_start[$label])) s")
+  check "$label" test "$rc" = 0
+}
+
+timed "install dependencies" ./scripts/install-deps.sh
+
+if timed "ci: configure and build" build ci; then
+  if ((full)); then
+    timed "ci: ctest --preset full" run_tests ci full
+  else
+    timed "ci: ctest --preset quick" run_tests ci quick
+  fi
+fi
+
+if ((full)); then
+  # RelWithDebInfo first: the packages are made from that tree (it installs into /usr), and their
+  # check runs beside the sanitizer build. With Release (ci) and Debug (asan) and MinSizeRel, every
+  # build type is built warning-clean with -Werror; plain Debug sets no flag of its own that the
+  # sanitizer build lacks.
+  packages=0
+  if [[ "${SQLLOCK_TEST_BUILD_TYPES:-1}" != 0 ]]; then
+    if timed "relwithdebinfo: configure and build" build relwithdebinfo; then
+      passed=$((passed + 1))
+      if [[ "${SQLLOCK_TEST_PACKAGES:-1}" != 0 ]]; then
+        background packages build/relwithdebinfo/check-packages.log \
+          ./scripts/check-packages.sh build/relwithdebinfo build/relwithdebinfo/package-check
+        packages=1
+      fi
+    fi
+  fi
+  if [[ "${SQLLOCK_TEST_ASAN:-1}" != 0 ]]; then
+    # The sanitizer options (leak checking on, a program stops at the first error of either
+    # sanitizer, scripts/lsan.supp for leaks inside Debian's client libraries) are in the preset.
+    timed "asan: configure and build" build asan && asan_built=1 || asan_built=0
+    ((packages)) && wait_background packages build/relwithdebinfo/check-packages.log
+    packages=0
+    ((asan_built)) && timed "asan: ctest --preset asan" run_tests asan asan
+  fi
+  ((packages)) && wait_background packages build/relwithdebinfo/check-packages.log
+  # The libFuzzer targets of fuzz/ (scripts/fuzz.sh: 3 targets × SQLLOCK_FUZZ_SECONDS, default
+  # 20 s, one at a time) beside the MinSizeRel build.
+  fuzzing=0
+  if [[ "${SQLLOCK_TEST_FUZZ:-1}" != 0 ]]; then
+    mkdir -p build
+    background fuzz build/fuzz.log ./scripts/fuzz.sh
+    fuzzing=1
+  fi
+  if [[ "${SQLLOCK_TEST_BUILD_TYPES:-1}" != 0 ]]; then
+    timed "minsizerel: configure and build" build minsizerel && passed=$((passed + 1))
+  fi
+  ((fuzzing)) && wait_background fuzz build/fuzz.log
 fi
 
 step "summary"

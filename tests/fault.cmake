@@ -33,10 +33,13 @@ endfunction()
 # these out: they run the same client code as the standalone runs, and each costs a cluster
 # start), and one at a time (RESOURCE_LOCK ha_cluster, shared with galera_test): several clusters
 # starting at once on two cores stretch their failovers and state transfers past the bounds. They
-# start before every other test (COST), as the chain of them is the longest part of the run.
+# start before every other test (COST), as the chain of them is the longest part of the run, and
+# each counts as three of the tests ctest runs at once (PROCESSORS): at six at a time (the full
+# tier) a cluster shares the two cores with three other tests, as it did at four.
 function(sqllock_fault_ha_test name)
   sqllock_fault_test(${name} ${ARGN})
-  set_tests_properties(fault.${name} PROPERTIES LABELS "fault;process;ha" RESOURCE_LOCK ha_cluster COST 300)
+  set_tests_properties(fault.${name} PROPERTIES LABELS "fault;process;ha" RESOURCE_LOCK ha_cluster COST 300
+                                                PROCESSORS 3)
 endfunction()
 
 sqllock_fault_test(table.postgresql --database postgresql --kind table)

@@ -15,7 +15,10 @@ set(SQLLOCK_GALERA_STATE_DIR ${CMAKE_CURRENT_BINARY_DIR}/galera-servers)
 set(_ha_servers ${PROJECT_SOURCE_DIR}/scripts/ha-servers.sh)
 add_test(NAME galera.start COMMAND ${_ha_servers} start-galera ${SQLLOCK_GALERA_STATE_DIR})
 add_test(NAME galera.stop COMMAND ${_ha_servers} stop ${SQLLOCK_GALERA_STATE_DIR})
-set_tests_properties(galera.start PROPERTIES FIXTURES_SETUP galera TIMEOUT 240 LABELS "integration;galera;ha")
+# PROCESSORS 3, as the HA fault runs (tests/fault.cmake): a cluster shares the cores with at most
+# three other tests.
+set_tests_properties(galera.start PROPERTIES FIXTURES_SETUP galera TIMEOUT 240 LABELS "integration;galera;ha"
+                                             PROCESSORS 3)
 set_tests_properties(galera.stop PROPERTIES FIXTURES_CLEANUP galera TIMEOUT 120 LABELS "integration;galera;ha")
 
 if(SQLLOCK_HAVE_MYSQL AND SQLLOCK_HAVE_SOCI)
@@ -31,7 +34,7 @@ if(SQLLOCK_HAVE_MYSQL AND SQLLOCK_HAVE_SOCI)
     set_source_files_properties(galera_test.cpp PROPERTIES COMPILE_OPTIONS -fno-sanitize=vptr)
   endif()
   gtest_discover_tests(galera_test DISCOVERY_TIMEOUT 30
-    PROPERTIES TIMEOUT 180 FIXTURES_REQUIRED galera RESOURCE_LOCK ha_cluster
+    PROPERTIES TIMEOUT 180 FIXTURES_REQUIRED galera RESOURCE_LOCK ha_cluster PROCESSORS 3
                ENVIRONMENT "SQLLOCK_TEST_ENV_FILE=${SQLLOCK_GALERA_STATE_DIR}/env")
   sqllock_label_tests(galera_test integration galera ha process)
 endif()
