@@ -134,40 +134,36 @@ timed() {
   return "$rc"
 }
 
-# check STEP CMD...: one check that is not a ctest run (a build type, the packages, fuzzing):
-# counted as one test passed or failed.
-check() {
-  local label=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-  else
-    failures+=("$label"); failed=$((failed + 1))
-  fi
-}
-
 # The checks of --full that need no timing bound run beside the CPU-heavy builds: the Debian
 # packages (debootstrap and apt: mostly waiting on the disk and the archive) beside the sanitizer
 # build, the fuzzers (one core) beside the MinSizeRel build. Their output goes to a log, printed
 # when they are waited for.
-# background LABEL LOG CMD...: starts CMD with its output in LOG; wait_background LABEL LOG
-# waits for it, prints LOG and counts it as check LABEL.
-declare -A bg_pid=() bg_start=()
+# background LABEL LOG CMD...: starts CMD with its output in LOG.
+# wait_background LABEL: waits for it, prints its log and counts it as one test passed or failed;
+# nothing when no job LABEL was started (or it was waited for already).
+declare -A bg_pid=() bg_log=() bg_start=()
 background() {
   local label=$1 log=$2
   shift 2
   step "$label: started in the background (output: $log)"
   "$@" >"$log" 2>&1 &
   bg_pid[$label]=$!
+  bg_log[$label]=$log
   bg_start[$label]=$SECONDS
 }
 wait_background() {
-  local label=$1 log=$2 rc=0
+  local label=$1 rc=0
+  [[ -n "${bg_pid[$label]:-}" ]] || return 0
   wait "${bg_pid[$label]}" || rc=$?
+  unset "bg_pid[$label]"
   step "$label (ran in the background)"
-  cat "$log"
+  cat "${bg_log[$label]}"
   times+=("$label (in the background): $((SECONDS - bg_start[$label])) s")
-  check "$label" test "$rc" = 0
+  if ((rc == 0)); then
+    passed=$((passed + 1))
+  else
+    failures+=("$label"); failed=$((failed + 1))
+  fi
 }
 
 timed "install dependencies" ./scripts/install-deps.sh
@@ -185,38 +181,32 @@ if ((full)); then
   # check runs beside the sanitizer build. With Release (ci) and Debug (asan) and MinSizeRel, every
   # build type is built warning-clean with -Werror; plain Debug sets no flag of its own that the
   # sanitizer build lacks.
-  packages=0
-  if [[ "${SQLLOCK_TEST_BUILD_TYPES:-1}" != 0 ]]; then
-    if timed "relwithdebinfo: configure and build" build relwithdebinfo; then
-      passed=$((passed + 1))
-      if [[ "${SQLLOCK_TEST_PACKAGES:-1}" != 0 ]]; then
-        background packages build/relwithdebinfo/check-packages.log \
-          ./scripts/check-packages.sh build/relwithdebinfo build/relwithdebinfo/package-check
-        packages=1
-      fi
+  if [[ "${SQLLOCK_TEST_BUILD_TYPES:-1}" != 0 ]] &&
+    timed "relwithdebinfo: configure and build" build relwithdebinfo; then
+    passed=$((passed + 1))
+    if [[ "${SQLLOCK_TEST_PACKAGES:-1}" != 0 ]]; then
+      background packages build/relwithdebinfo/check-packages.log \
+        ./scripts/check-packages.sh build/relwithdebinfo build/relwithdebinfo/package-check
     fi
   fi
   if [[ "${SQLLOCK_TEST_ASAN:-1}" != 0 ]]; then
     # The sanitizer options (leak checking on, a program stops at the first error of either
     # sanitizer, scripts/lsan.supp for leaks inside Debian's client libraries) are in the preset.
     timed "asan: configure and build" build asan && asan_built=1 || asan_built=0
-    ((packages)) && wait_background packages build/relwithdebinfo/check-packages.log
-    packages=0
+    wait_background packages
     ((asan_built)) && timed "asan: ctest --preset asan" run_tests asan asan
   fi
-  ((packages)) && wait_background packages build/relwithdebinfo/check-packages.log
+  wait_background packages
   # The libFuzzer targets of fuzz/ (scripts/fuzz.sh: 3 targets × SQLLOCK_FUZZ_SECONDS, default
   # 20 s, one at a time) beside the MinSizeRel build.
-  fuzzing=0
   if [[ "${SQLLOCK_TEST_FUZZ:-1}" != 0 ]]; then
     mkdir -p build
     background fuzz build/fuzz.log ./scripts/fuzz.sh
-    fuzzing=1
   fi
   if [[ "${SQLLOCK_TEST_BUILD_TYPES:-1}" != 0 ]]; then
     timed "minsizerel: configure and build" build minsizerel && passed=$((passed + 1))
   fi
-  ((fuzzing)) && wait_background fuzz build/fuzz.log
+  wait_background fuzz
 fi
 
 step "summary"

@@ -75,6 +75,12 @@ long long number(const options& o, const std::string& key, long long fallback) {
   return it == o.values.end() ? fallback : std::stoll(it->second);
 }
 
+// The number in the environment variable `name`, or `fallback` when it is unset or empty.
+long long env_number(const char* name, long long fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::stoll(v) : fallback;
+}
+
 std::string text(const options& o, const std::string& key, const std::string& fallback) {
   const auto it = o.values.find(key);
   return it == o.values.end() ? fallback : it->second;
@@ -104,9 +110,7 @@ run_config config_of(const options& o) {
   c.setup = parse_setup(text(o, "setup", "standalone"));
   c.lock_uri_params = text(o, "uri-params", "");
   c.expect_refusal = o.expect_refusal;
-  const char* env_seconds = std::getenv("SQLLOCK_FAULT_SECONDS");
-  const long long default_seconds = o.long_mode ? 600 : env_seconds && *env_seconds ? std::stoll(env_seconds) : 60;
-  c.duration = std::chrono::seconds(number(o, "seconds", default_seconds));
+  c.duration = std::chrono::seconds(number(o, "seconds", o.long_mode ? 600 : env_number("SQLLOCK_FAULT_SECONDS", 60)));
   c.processes = static_cast<int>(number(o, "processes", o.long_mode ? 4 : 3));
   c.threads = static_cast<int>(number(o, "threads", o.long_mode ? 6 : 4));
   // Multi-lock sets of K names need more names than K to leave room for disjoint sets.
@@ -116,9 +120,8 @@ run_config config_of(const options& o) {
   c.latch_count = static_cast<int>(number(o, "latch-count", 8));
   c.lease = std::chrono::milliseconds(number(o, "lease-ms", 2000));
   c.keepalive = std::chrono::milliseconds(number(o, "keepalive-ms", 500));
-  const char* env_every = std::getenv("SQLLOCK_FAULT_EVERY_MS");
-  const long long default_every = o.long_mode ? 2000 : env_every && *env_every ? std::stoll(env_every) : 3000;
-  c.fault_every = std::chrono::milliseconds(number(o, "fault-every-ms", default_every));
+  c.fault_every = std::chrono::milliseconds(
+      number(o, "fault-every-ms", o.long_mode ? 2000 : env_number("SQLLOCK_FAULT_EVERY_MS", 3000)));
   const bool ha = c.setup != setup_kind::standalone;
   const long long restarts_long = std::max<long long>(2, c.duration.count() / (ha ? 60 : 30));
   c.restarts = static_cast<int>(number(o, "restarts", o.long_mode ? restarts_long : ha ? 1 : 2));
