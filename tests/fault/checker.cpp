@@ -157,7 +157,7 @@ class checker {
     bool own = false, orphan = false;
     for (const hold_rec* h : it->second) {
       own = own || h->release == "ok" || h->release == "unk" || h->release == "err" ||
-            (h->releasing && h->release.empty());
+            (h->releasing && h->release.empty()) || set_release_deleted(*h, deleted_mono);
       orphan = orphan || told_lost_before(*h, deleted_mono);
     }
     if (!own && orphan) bump("early-deletes-of-lost-holds");
@@ -208,6 +208,21 @@ class checker {
     metric("server-permits-max-live", most);
   }
 
+  // How far the database clock's log times may lag the histories' clock (SQLite: whole ms,
+  // truncated; the servers log microseconds).
+  std::int64_t db_clock_resolution() const { return ev_.cfg.dialect == dialect_kind::sqlite ? kMs : 0; }
+
+  // Whether the DELETE at `at` was the release of `h`'s set, which said not_held. A multi_lock's
+  // release deletes the names it still holds and then reports not_held when another name of the
+  // set was lost first — by a take-over, or by its local deadline passing while the release ran
+  // (a set granted after a long lock wait keeps little of its lease). The worker records the
+  // set's one outcome for every name, so a delete during that release call (between its Y and X,
+  // on the histories' clock) is the holder's own.
+  bool set_release_deleted(const hold_rec& h, std::int64_t at) const {
+    return ev_.cfg.kind == lock_kind::multi && h.release == "notheld" && h.releasing &&
+           h.end < at + db_clock_resolution() && at <= h.release_at;
+  }
+
   // Whether `h`'s holder had been told it lost the hold before `at` (the row's DELETE, on the
   // histories' clock): by a lost signal — written inside the library's lose(), so before any
   // orphan cleanup of that hold — or by a release that reported the loss (the next acquire of the
@@ -215,7 +230,7 @@ class checker {
   // clock's resolution (SQLite: whole ms, truncated): an unsafe peer's DELETE is typically
   // followed within a millisecond or two by its victim's failed release, and must still count.
   bool told_lost_before(const hold_rec& h, std::int64_t at) const {
-    const std::int64_t resolution = ev_.cfg.dialect == dialect_kind::sqlite ? kMs : 0;
+    const std::int64_t resolution = db_clock_resolution();
     const bool release_said = h.release == "notheld" || h.release == "lost";
     return (h.lost_at && h.lost_at < at + resolution) || (release_said && h.release_at < at + resolution);
   }
