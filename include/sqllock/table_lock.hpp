@@ -5,7 +5,9 @@
 // re-enters it (the same owner again: the row's count goes up), or takes over a row whose lease
 // expired. The lease is renewed in the background while held; if it cannot be renewed before it
 // expires, the lock is *lost*: lost_token() is signalled, the on_lost callback runs and holds()
-// turns false. Every acquisition gets a fencing token (fence()) that strictly increases per
+// turns false — at the local deadline (the lease from when its last confirming statement was sent,
+// less 1/20 of it), before the server can grant it to anyone else, even while a renewal statement
+// hangs on a silently cut network. Every acquisition gets a fencing token (fence()) that strictly increases per
 // resource; pass it to the resource you protect so it can refuse writes from a stale holder.
 //
 //   sqllock::database db("postgresql://app@db/app");
@@ -52,8 +54,8 @@ struct table_lock_options {
   // Who owns an acquisition (sqllock/lock_options.hpp).
   owner_key owner{};
 
-  // Called on sqllock's renewal thread when the lease of a held lock could not be renewed in time
-  // (sqllock/lock_options.hpp), or on the thread whose release found it taken over.
+  // Called on one of sqllock's lease threads when the lease of a held lock could not be renewed in
+  // time (sqllock/lock_options.hpp), or on the thread whose release found it taken over.
   lost_callback on_lost{};
 
   // Where unlock()'s errors go (sqllock/lock_options.hpp).

@@ -14,18 +14,28 @@ namespace sqllock::detail {
 namespace {
 
 // A renewal is due a third of the lease after the lease was last confirmed.
-steady::time_point renew_due(const lease_slot& s) { return s.deadline - s.lease + s.lease / 3; }
+steady::time_point renew_due(const lease_slot& s) { return s.confirmed_at + s.lease / 3; }
+
+// A hold that is live: held or queued, not lost.
+bool live(const lease_slot& s) { return s.depth > 0 && !s.loss.fired(); }
 
 }  // namespace
 
 lease_registry::lease_registry(database_impl& db) : db_(db), clock_(db.time()), session_(random_token()) {}
 
 lease_registry::~lease_registry() {
-  if (thread_.joinable()) {
-    thread_.request_stop();
+  for (auto* t : {&deadline_keeper_, &renewer_}) {
+    if (!t->joinable()) continue;
+    t->request_stop();
     changed_.notify_all();
-    thread_.join();
+    t->join();
   }
+}
+
+void lease_registry::start_threads() {
+  if (renewer_.joinable()) return;
+  renewer_ = std::jthread([this](std::stop_token st) { renewer(st); });
+  deadline_keeper_ = std::jthread([this](std::stop_token st) { deadline_keeper(st); });
 }
 
 std::shared_ptr<lease_slot> lease_registry::pin(const std::string& resource, const std::string& owner,
@@ -64,11 +74,11 @@ std::uint64_t lease_registry::record_acquired(lease_slot& slot, const acquired& 
     slot.lease = lease;
     slot.auto_renew = auto_renew;
     slot.recorded_at = clock_.now();
-    slot.deadline = sent + lease;
+    slot.confirmed_at = sent;
+    slot.deadline = lease_deadline(sent, lease);
     generation = slot.generation;
-    if (!thread_.joinable()) thread_ = std::jthread([this](std::stop_token st) { watchdog(st); });
-    const auto due = auto_renew ? std::min(slot.deadline, renew_due(slot)) : slot.deadline;
-    wake = schedule_.due_before(due);
+    start_threads();
+    wake = deadline_schedule_.due_before(slot.deadline) || (auto_renew && renew_schedule_.due_before(renew_due(slot)));
   }
   if (wake) changed_.notify_all();
   run_callbacks(lost);
@@ -99,8 +109,14 @@ void lease_registry::forget(lease_slot& slot) {
 }
 
 void lease_registry::set_releasing(lease_slot& slot, bool releasing) {
-  std::lock_guard lock(mu_);
-  slot.releasing = releasing;
+  bool wake = false;
+  {
+    std::lock_guard lock(mu_);
+    slot.releasing = releasing;
+    // A release that failed leaves a hold the renewer skipped meanwhile: it is due again.
+    wake = !releasing && live(slot) && slot.auto_renew && renew_schedule_.due_before(renew_due(slot));
+  }
+  if (wake) changed_.notify_all();
 }
 
 void lease_registry::mark_lost(lease_slot& slot) {
@@ -126,13 +142,17 @@ hold_view lease_registry::view(const lease_slot& slot) const {
   return v;
 }
 
-steady::time_point lease_registry::next_wakeup() const {
+steady::time_point lease_registry::next_renewal() const {
   auto next = steady::time_point::max();
-  for (const auto& [k, s] : slots_) {
-    if (s->depth == 0 || s->loss.fired()) continue;
-    next = std::min(next, s->deadline);
-    if (s->auto_renew) next = std::min(next, std::max(renew_due(*s), retry_at_));
-  }
+  for (const auto& [k, s] : slots_)
+    if (live(*s) && s->auto_renew && !s->releasing) next = std::min(next, std::max(renew_due(*s), retry_at_));
+  return next;
+}
+
+steady::time_point lease_registry::next_deadline() const {
+  auto next = steady::time_point::max();
+  for (const auto& [k, s] : slots_)
+    if (live(*s)) next = std::min(next, s->deadline);
   return next;
 }
 
@@ -205,7 +225,8 @@ callbacks lease_registry::renew_once() {
     for (auto& [k, s] : slots_) {
       if (s->depth == 0 || s->loss.fired() || s->releasing || !s->auto_renew || s->recorded_at >= sent) continue;
       if (confirmed.count({s->store, s->resource, s->owner, s->fence})) {
-        s->deadline = sent + s->lease;
+        s->confirmed_at = sent;
+        s->deadline = lease_deadline(sent, s->lease);
       } else {
         auto cbs = s->loss.fire();
         lost.insert(lost.end(), cbs.begin(), cbs.end());
@@ -244,32 +265,39 @@ callbacks lease_registry::renew_once() {
   return lost;
 }
 
-void lease_registry::watchdog(std::stop_token stop) {
+void lease_registry::run_lost(callbacks& lost, std::unique_lock<std::mutex>& lock) {
+  if (lost.empty()) return;
+  lock.unlock();
+  run_callbacks_keeping(lost, db_.keep_alive());
+  lock.lock();
+}
+
+void lease_registry::renewer(std::stop_token stop) {
   std::unique_lock lock(mu_);
   while (!stop.stop_requested()) {
-    const auto wake = next_wakeup();
-    if (clock_.now() < wake) {
+    const auto due = next_renewal();
+    if (clock_.now() < due) {
       // Until then, a hold due earlier, or a stop (a spurious wake just looks again).
-      schedule_.sleep(clock_, changed_, lock, stop, wake);
+      renew_schedule_.sleep(clock_, changed_, lock, stop, due);
       continue;
     }
-    bool due = false;
-    const auto now = clock_.now();
-    for (const auto& [k, s] : slots_)
-      if (s->depth > 0 && !s->loss.fired() && s->auto_renew && renew_due(*s) <= now && retry_at_ <= now) due = true;
-    callbacks lost;
-    if (due) {
-      lock.unlock();
-      lost = renew_once();
-      lock.lock();
+    lock.unlock();
+    auto lost = renew_once();  // may take as long as the network does: deadlines are not its job
+    lock.lock();
+    run_lost(lost, lock);
+  }
+}
+
+void lease_registry::deadline_keeper(std::stop_token stop) {
+  std::unique_lock lock(mu_);
+  while (!stop.stop_requested()) {
+    const auto due = next_deadline();
+    if (clock_.now() < due) {
+      deadline_schedule_.sleep(clock_, changed_, lock, stop, due);
+      continue;
     }
-    auto expired = expire_overdue(clock_.now());
-    lost.insert(lost.end(), expired.begin(), expired.end());
-    if (!lost.empty()) {
-      lock.unlock();
-      run_callbacks_keeping(lost, db_.keep_alive());
-      lock.lock();
-    }
+    auto lost = expire_overdue(clock_.now());
+    run_lost(lost, lock);
   }
 }
 

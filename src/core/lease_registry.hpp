@@ -1,15 +1,19 @@
 // What one database handle holds in the lock table, the permits table and the wait queue, and the
-// watchdog that keeps it alive.
+// two threads that keep it: one renews, one ends what was not renewed in time.
 //
 // Every (store, resource, owner) the handle is acquiring or holding has a lease_slot: a lock row
 // (table_lock, multi_lock), a semaphore permit, or a wait-queue entry (fair_lock, rw_lock), which
-// is leased while it waits (`queued`) as well as while it holds. The watchdog — one thread per
-// handle, started with the first hold — renews all auto-renew leases of the handle every ttl/3
-// of the shortest lease, in one statement on PostgreSQL and one per table in use elsewhere
-// (dialect/renewal_sql.hpp), so renewal traffic does not grow with the number of locks. A hold whose lease could not be confirmed before it ran out
-// (renewal failed, or the row was deleted or taken over) is marked lost: its loss_signal fires
-// and its on_lost callbacks run on the watchdog thread. All timing reads the handle's clock
-// (core/clock.hpp), so unit tests run these rules on a fake one.
+// is leased while it waits (`queued`) as well as while it holds. Both threads start with the first
+// hold. The renewer renews all auto-renew leases of the handle every ttl/3 of the shortest lease,
+// in one statement on PostgreSQL and one per table in use elsewhere (dialect/renewal_sql.hpp), so
+// renewal traffic does not grow with the number of locks; a hold whose row the renewal no longer
+// finds (deleted or taken over) is lost at once. The deadline thread sends no statement: it
+// sleeps until the earliest local deadline (lease_deadline below) and marks every hold whose
+// deadline passed unconfirmed lost — its loss_signal fires and its on_lost callbacks run there —
+// whatever a renewal in flight is doing, so a stalled or silently cut network cannot delay the
+// loss; a renewal that confirms a lost hold afterwards does not revive it (its row is deleted as
+// an orphan). All timing reads the handle's clock (core/clock.hpp), so unit tests run these rules
+// on a fake one.
 #pragma once
 
 #include <chrono>
@@ -33,6 +37,18 @@ namespace sqllock::detail {
 
 class database_impl;
 
+// The part of a lease a holder gives up before the server's lease ends: 1/20 of it. It covers a
+// difference in rate between this machine's monotonic clock and the server's clock (NTP slews a
+// clock by at most 0.05 %) and the time the deadline thread takes to wake and signal, so that
+// the holder is told before the server can grant the lock to anyone else.
+constexpr std::chrono::milliseconds lease_margin(std::chrono::milliseconds lease) { return lease / 20; }
+
+// When a lease confirmed by a statement sent at `sent` ends for its holder: the server started the
+// lease after it received the statement, so no earlier than `sent` + `lease` by its clock.
+inline steady::time_point lease_deadline(steady::time_point sent, std::chrono::milliseconds lease) {
+  return sent + lease - lease_margin(lease);
+}
+
 struct lease_slot {
   lease_slot(lease_store st, std::string r, std::string o) : store(st), resource(std::move(r)), owner(std::move(o)) {}
   const lease_store store;  // the table the hold's row is in
@@ -55,8 +71,9 @@ struct lease_slot {
   // A release statement is in flight: a renewal that no longer finds the row must not call the
   // hold lost (the release may just have deleted it).
   bool releasing = false;
-  steady::time_point recorded_at;  // when the latest acquire result arrived
-  steady::time_point deadline;     // lease end by the local clock (measured from when it was sent)
+  steady::time_point recorded_at;   // when the latest acquire result arrived
+  steady::time_point confirmed_at;  // when the statement that last confirmed the lease was sent
+  steady::time_point deadline;      // lease_deadline(confirmed_at, lease): the hold ends here
   // Fired when the current hold is lost (lost == loss.fired()); re-armed by a new hold. Its
   // callbacks (on_lost, by lock object) are set and cleared by the lock objects directly.
   loss_signal loss;
@@ -115,13 +132,21 @@ class lease_registry {
 
  private:
   using key = std::tuple<lease_store, std::string, std::string>;
-  void watchdog(std::stop_token stop);
+  // Starts both threads with the first hold. Requires mu_.
+  void start_threads();
+  // The renewer's loop: a renewal round whenever one is due.
+  void renewer(std::stop_token stop);
+  // The deadline thread's loop: holds whose deadline passed are lost.
+  void deadline_keeper(std::stop_token stop);
   // One renewal round; returns callbacks of holds found lost.
   callbacks renew_once();
   // The leases of this handle still held, per the renewal statements of the stores in use.
   std::vector<held_lease> renew_stores(unsigned tables);
   callbacks expire_overdue(steady::time_point now);  // requires mu_
-  steady::time_point next_wakeup() const;            // requires mu_
+  steady::time_point next_renewal() const;           // requires mu_
+  steady::time_point next_deadline() const;          // requires mu_
+  // Runs `lost` on this (sqllock's own) thread with mu_ released, keeping the handle alive.
+  void run_lost(callbacks& lost, std::unique_lock<std::mutex>& lock);
 
   database_impl& db_;
   time_source& clock_;
@@ -130,8 +155,12 @@ class lease_registry {
   std::condition_variable_any changed_;
   std::map<key, std::shared_ptr<lease_slot>> slots_;
   steady::time_point retry_at_{};  // after a failed renewal, the earliest next attempt
-  wake_schedule schedule_;         // a new hold wakes the watchdog only when due before it wakes anyway
-  std::jthread thread_;            // started with the first hold; last member: joins first
+  // A new hold wakes a thread only when it is due before the thread wakes anyway.
+  wake_schedule renew_schedule_;
+  wake_schedule deadline_schedule_;
+  // Started with the first hold; last members: they join first.
+  std::jthread renewer_;
+  std::jthread deadline_keeper_;
 };
 
 // A slot pinned for one scope, such as an acquire attempt: unpinned when the scope ends.

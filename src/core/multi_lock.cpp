@@ -137,12 +137,12 @@ class multi_lock_state {
       auto conn = impl_.borrow();
       multi_store store(conn, impl_.sql(), *sql_);
       const multi_request request{names_, owner, registry.session(), options_.ttl, options_.auto_renew};
-      // One attempt. A grant that comes back a full ttl after it was sent may already have run
+      // One attempt. A grant that comes back past its lease deadline may already have run
       // out and been taken over: it is undone and reported as no grant (table_lock's rule).
       const auto acquire_in_time = [&] {
         sent = impl_.time().now();  // the server reads its clock for the leases after this
         auto got = store.acquire(request);
-        if (got && impl_.time().now() >= sent + options_.ttl) {
+        if (got && impl_.time().now() >= lease_deadline(sent, options_.ttl)) {
           give_back(*conn, owner, *got, std::vector<bool>(names_.size()), slots);
           got.reset();
         }

@@ -157,9 +157,9 @@ class semaphore_state {
       auto store = shared_->store(*conn);
       sent = impl.time().now();  // the server reads its clock for the lease after this
       got = store.acquire({shared_->name, shared_->permits, owner, registry.session(), opt.ttl, opt.auto_renew});
-      // A grant that comes back a full ttl after it was asked for may already have run out and
+      // A grant that comes back past its lease deadline may already have run out and
       // been taken over: it is given back (by owner and fence, so nobody else's) and not reported.
-      if (got && impl.time().now() >= sent + opt.ttl) {
+      if (got && impl.time().now() >= lease_deadline(sent, opt.ttl)) {
         store.release(shared_->name, owner, got->fence);
         got.reset();
       }

@@ -48,14 +48,14 @@ class table_lock_state {
       auto conn = impl_.borrow();
       table_store store(*conn, impl_.sql());
       const acquire_request request{name_, owner, registry.session(), options_.ttl, options_.auto_renew};
-      // One acquire statement. A grant that comes back a full ttl after it was sent (this
+      // One acquire statement. A grant that comes back past its lease deadline (this
       // process or the network paused between the server's grant and our reading of it) may
       // already have run out and been taken over: it is undone — the release matches owner,
       // fence and count, so it cannot touch anyone else's hold — and reported as no grant.
       const auto acquire_in_time = [&] {
         sent = impl_.time().now();  // the server reads its clock for the lease after this
         auto got = store.acquire(request);
-        if (got && impl_.time().now() >= sent + options_.ttl) {
+        if (got && impl_.time().now() >= lease_deadline(sent, options_.ttl)) {
           try {
             store.release(name_, owner, got->fence, got->count);
           } catch (...) {
