@@ -222,9 +222,12 @@ callbacks lease_registry::renew_once() {
   {
     std::lock_guard lock(mu_);
     retry_at_ = {};
+    const auto now = clock_.now();
     for (auto& [k, s] : slots_) {
       if (s->depth == 0 || s->loss.fired() || s->releasing || !s->auto_renew || s->recorded_at >= sent) continue;
-      if (confirmed.count({s->store, s->resource, s->owner, s->fence})) {
+      // A confirmation that arrives after the deadline (before the deadline thread woke) comes too
+      // late as well: holds() has said false already, and must not say true again.
+      if (s->deadline > now && confirmed.count({s->store, s->resource, s->owner, s->fence})) {
         s->confirmed_at = sent;
         s->deadline = lease_deadline(sent, s->lease);
       } else {
