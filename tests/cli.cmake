@@ -8,4 +8,9 @@ if(TARGET sqllock_cli)
   sqllock_add_test(cli_run_test SOURCES cli_run_test.cpp SERVERS PROCESS TIMEOUT 600)
   target_compile_definitions(cli_run_test PRIVATE SQLLOCK_CLI="$<TARGET_FILE:sqllock_cli>")
   add_dependencies(cli_run_test sqllock_cli)
+
+  # What `sqllock run` tells its command (SQLLOCK_FENCE …) and how it stops it when the lock is lost.
+  sqllock_add_test(cli_run_fence_test SOURCES cli_run_fence_test.cpp SERVERS PROCESS TIMEOUT 300)
+  target_compile_definitions(cli_run_fence_test PRIVATE SQLLOCK_CLI="$<TARGET_FILE:sqllock_cli>")
+  add_dependencies(cli_run_fence_test sqllock_cli)
 endif()
