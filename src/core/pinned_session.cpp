@@ -130,11 +130,10 @@ void session_registry::unpin(const std::shared_ptr<pinned_session>& s) noexcept 
 
 void session_registry::limit_server_wait(pinned_session& s) {
   if (s.server_limited || !s.conn) return;
-  std::chrono::milliseconds keepalive;
-  {
+  const std::chrono::milliseconds keepalive = [&] {
     std::lock_guard lock(mu_);
-    keepalive = s.keepalive;
-  }
+    return s.keepalive;
+  }();
   s.server_limited = true;
   const auto sql = dead_peer_limit_statements(impl_.spec(), server_dead_peer_limit(keepalive));
   if (!sql) return;
