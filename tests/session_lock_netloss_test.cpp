@@ -349,6 +349,27 @@ TEST_P(SessionLockNetlossTest, ANamedLocksConnectionGoesBackToThePoolWithTheServ
   EXPECT_EQ(scalar(db, "SELECT @@SESSION.wait_timeout"), scalar(db, "SELECT @@GLOBAL.wait_timeout"));
 }
 
+// PostgreSQL keeps the settings on the pooled connection (set once, not on every lock); a session
+// whose keepalive asks for another limit sets its own on the same connection.
+TEST_P(SessionLockNetlossTest, APooledConnectionGetsTheLimitOfEachSessionsKeepalive) {
+  if (GetParam().dialect != dialect_kind::postgresql) GTEST_SKIP() << "PostgreSQL only";
+  database_options o;
+  o.pool_size = 1;  // every session below is on the same connection
+  const database db = open(o);
+  auto user_timeout_after_a_hold = [&](std::chrono::milliseconds keepalive) {
+    session_lock_options so;
+    so.keepalive = keepalive;
+    advisory_lock lock(db, unique_name("kept"), so);
+    lock.lock();
+    lock.unlock();
+    return scalar(db, "SHOW tcp_user_timeout");
+  };
+  EXPECT_EQ(user_timeout_after_a_hold(300ms), "3000");
+  EXPECT_EQ(user_timeout_after_a_hold(300ms), "3000");
+  EXPECT_EQ(user_timeout_after_a_hold(5s), "12000") << "2 x 5 s + 2 s";
+  EXPECT_EQ(user_timeout_after_a_hold(300ms), "3000") << "set again, never left longer or shorter";
+}
+
 INSTANTIATE_TEST_SUITE_P(Servers, SessionLockNetlossTest, ::testing::ValuesIn(targets_of(dialect_kind::sqlite, true)),
                          [](const auto& info) { return info.param.name; });
 

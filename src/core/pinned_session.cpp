@@ -135,11 +135,27 @@ void session_registry::limit_server_wait(pinned_session& s) {
     return s.keepalive;
   }();
   s.server_limited = true;
-  const auto sql = dead_peer_limit_statements(impl_.spec(), server_dead_peer_limit(keepalive));
+  const std::chrono::seconds limit = server_dead_peer_limit(keepalive);
+  const auto sql = dead_peer_limit_statements(impl_.spec(), limit);
   if (!sql) return;
+  connection& c = **s.conn;
+  const bool kept = sql->reset.empty();  // the setting stays with the pooled connection
+  if (kept) {
+    if (c.session_tag.empty()) c.session_tag = random_token();
+    std::lock_guard lock(mu_);
+    const auto it = kept_limits_.find(&c);
+    if (it != kept_limits_.end() && it->second.tag == c.session_tag && it->second.limit == limit) return;
+    kept_limits_.erase(&c);  // until the statement below succeeds
+  }
   s.server_limit_reset = sql->reset;  // also when the statement fails midway
   const std::vector<value> params(sql->params.begin(), sql->params.end());
-  (*s.conn)->exec(sql->set, params);
+  c.exec(sql->set, params);
+  if (kept) {
+    std::lock_guard lock(mu_);
+    // Records of connections closed since are never looked up again; keep the map small.
+    if (kept_limits_.size() >= 4 * impl_.options().pool_size + 16) kept_limits_.clear();
+    kept_limits_[&c] = {c.session_tag, limit};
+  }
 }
 
 use_wait session_registry::lock_use(pinned_session& s, std::unique_lock<std::timed_mutex>& use,

@@ -214,6 +214,14 @@ class session_registry {
   wake_schedule schedule_;
   std::map<std::string, std::shared_ptr<pinned_session>> sessions_;  // live sessions by owner
   std::uint64_t next_private_ = 0;
+  // The dead-peer limit kept on pooled connections (PostgreSQL: it needs no reset), by connection
+  // and its session_tag — a new connection at a reused address has another tag — so that a
+  // lock/unlock loop sets it once per connection, not once per pin. Guarded by mu_.
+  struct server_limit_record {
+    std::string tag;
+    std::chrono::seconds limit;
+  };
+  std::map<const connection*, server_limit_record> kept_limits_;
   // Pings waiting for a pinger, and the pinger threads (detached; counted so the destructor can
   // wait for them — a written-off one no longer counts). Guarded by mu_.
   std::deque<std::shared_ptr<pinned_session>> due_;

@@ -81,8 +81,9 @@ const named_lock_sql& named_lock_statements(dialect_kind kind);
 //   PostgreSQL: tcp_keepalives_idle = limit - 3 s (at least 1 s), tcp_keepalives_interval = 1 s,
 //     tcp_keepalives_count = 3, tcp_user_timeout = limit (in ms) — the TCP keepalive for an idle
 //     session, the user timeout for a reply the client never acknowledges. Kept on the pooled
-//     connection afterwards (every pin sets its own; the client's kernel answers the probes while
-//     the process lives). Over a Unix socket the server ignores them.
+//     connection afterwards (the client's kernel answers the probes while the process lives), so
+//     the core sets them again only for a session that needs another limit (reset is ""). Over a
+//     Unix socket the server ignores them.
 //   MySQL/MariaDB: wait_timeout = limit (seconds a session may stay idle between statements; its
 //     TCP keepalive settings are global only). Reset to the global value before the connection
 //     goes back to the pool, where it may stay idle longer.
