@@ -766,6 +766,8 @@ TEST_F(CliRunSqliteTest, BadInputIsAUsageError) {
       {"run", "--db", uri_, "--lock", "x", "-n", "--wait", "1s", "--", "true"},              // both
       {"run", "--db", uri_, "--lock", "x", "-E", "256", "-n", "--", "true"},                 // exit code range
       {"run", "--db", uri_, "--lock", "x", "-E", "x", "-n", "--", "true"},
+      {"run", "--db", uri_, "--lock", "x", "--kill-after", "5x", "--", "true"},                       // bad duration
+      {"run", "--db", uri_, "--lock", "x", "--kill-after", "-1", "--", "true"},                       // negative
       {"run", "--db", uri_, "--lock", "x", "--kind", "advisory", "--", "true"},                       // PostgreSQL only
       {"run", "--db", uri_, "--lock", "x", "--kind", "bogus", "--", "true"},                          // unknown kind
       {"run", "--db", uri_, "--lock", "x", "--kind", "named", "--ttl", "1s", "--", "true"},           // ttl: table only

@@ -130,10 +130,14 @@ class SessionLockNetlossTest : public SessionLockTest {
     EXPECT_TRUE(elsewhere.try_lock());
     elsewhere.unlock();
 
-    // The server still holds the first lock: it cannot know the network froze. Once packets flow
-    // again the hung ping returns, and its connection is closed — ending the session and freeing
-    // the lock — rather than going back to the pool with the lock still held.
-    EXPECT_FALSE(rival.try_lock());
+    // The server still holds the first lock: it cannot know the network froze (MariaDB's
+    // wait_timeout ends the silent session server_dead_peer_limit after its last statement, which
+    // this run may have reached by now). Once packets flow again the hung ping returns, and its
+    // connection is closed — ending the session and freeing the lock — rather than going back to
+    // the pool with the lock still held.
+    if (since(frozen_at) < detail::server_dead_peer_limit(kKeepalive) - kKeepalive - 500ms) {
+      EXPECT_FALSE(rival.try_lock());
+    }
     proxy.thaw();
     const auto freed = time_until(
         [&] {
@@ -242,6 +246,128 @@ TEST_P(SessionLockNetlossTest, AHolderStoppedWithAPingInFlightIsNotDeclaredLost)
     stopped_holder_scenario<advisory_lock>();
   else
     stopped_holder_scenario<named_lock>();
+}
+
+// The server's own dead-peer limit (core/pinned_session.hpp, server_dead_peer_limit): sqllock sets
+// it on the holder's session when it pins it, derived from the keepalive — 2 × 300 ms + 2 s,
+// rounded up: 3 s. Read back on the holder's own session, then the holder's network is frozen.
+// MariaDB's wait_timeout ends the silent session and frees the lock — after the holder was told.
+// PostgreSQL's TCP keepalive cannot be seen to act here: the frozen proxy's kernel still answers
+// the probes (a userspace proxy keeps ACKing), so there this shows only that the settings are in
+// effect on the session.
+TEST_P(SessionLockNetlossTest, TheServerEndsASilentHoldersSessionOnlyAfterTheHolderWasTold) {
+  const bool pg = GetParam().dialect == dialect_kind::postgresql;
+  const auto limit = detail::server_dead_peer_limit(kKeepalive);
+  ASSERT_EQ(limit, std::chrono::seconds(3));
+  tcp_proxy proxy(GetParam().uri);
+  const database through(proxy.uri());
+  const database direct = open();
+  const std::string name = unique_name("deadpeer");
+  signals sig;
+  std::unique_ptr<advisory_lock> advisory;
+  std::unique_ptr<named_lock> named;
+  std::stop_token token;
+  if (pg) {
+    advisory = std::make_unique<advisory_lock>(through, name, sig.options("dead-peer-probe"));
+    advisory->lock();
+    token = advisory->lost_token();
+  } else {
+    named = std::make_unique<named_lock>(through, name, sig.options("dead-peer-probe"));
+    named->lock();
+    token = named->lost_token();
+  }
+
+  // The settings on the holder's own session: pin it as its owner does and ask.
+  {
+    const auto registry = detail::session_registry::of(through);
+    detail::session_pin pin(*registry, registry->pin("k:dead-peer-probe", kKeepalive));
+    std::unique_lock use(pin->use);
+    ASSERT_TRUE(pin->conn.has_value());
+    auto ask = [&](const std::string& statement) {
+      const auto r = (**pin->conn).exec_direct(statement);
+      return r.rows.empty() || r.rows[0].empty() || !r.rows[0][0] ? std::string() : *r.rows[0][0];
+    };
+    if (pg) {
+      EXPECT_EQ(ask("SHOW tcp_keepalives_idle"), "1");
+      EXPECT_EQ(ask("SHOW tcp_keepalives_interval"), "1");
+      EXPECT_EQ(ask("SHOW tcp_keepalives_count"), "3");
+      EXPECT_EQ(ask("SHOW tcp_user_timeout"), "3000");
+    } else {
+      EXPECT_EQ(ask("SELECT @@SESSION.wait_timeout"), "3");
+    }
+  }
+
+  auto rival_gets_it = [&] {
+    if (pg) {
+      advisory_lock rival(direct, name);
+      if (!rival.try_lock()) return false;
+      rival.unlock();
+    } else {
+      named_lock rival(direct, name);
+      if (!rival.try_lock()) return false;
+      rival.unlock();
+    }
+    return true;
+  };
+  ASSERT_FALSE(rival_gets_it()) << "held by the session behind the proxy";
+  if (pg) return;  // the frozen proxy's kernel would answer the server's keepalive probes
+  proxy.freeze();
+  const auto frozen_at = clock_type::now();
+  const auto told = time_until([&] { return token.stop_requested(); }, kGiveUp);
+  EXPECT_LE(told, kLostBound);
+  std::chrono::milliseconds freed{};
+  const auto give_up = scaled(limit + 2s);
+  while (since(frozen_at) < give_up) {
+    if (rival_gets_it()) {
+      freed = since(frozen_at);
+      break;
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  std::printf("[ info ] %s: holder told %lld ms after the freeze; server freed the lock %s%lld ms (limit %lld s)\n",
+              GetParam().name.c_str(), static_cast<long long>(told.count()), freed.count() ? "after " : "not within ",
+              static_cast<long long>((freed.count() ? freed : give_up).count()), static_cast<long long>(limit.count()));
+  ASSERT_GT(freed.count(), 0) << "wait_timeout ended the silent session";
+  EXPECT_GT(freed, told) << "never before the holder's own verdict: two holders otherwise";
+  EXPECT_LE(freed, scaled(limit + 1s)) << "within the limit after the last packet";
+  named->unlock();
+  proxy.thaw();
+  std::this_thread::sleep_for(100ms);
+}
+
+// MariaDB's wait_timeout would end an idle pooled connection too: it goes back to the pool with
+// the server's own value. (PostgreSQL's keepalive settings stay: harmless while the process
+// lives, since its kernel answers the probes, and every pin sets its own.)
+TEST_P(SessionLockNetlossTest, ANamedLocksConnectionGoesBackToThePoolWithTheServersWaitTimeout) {
+  if (GetParam().dialect != dialect_kind::mysql) GTEST_SKIP() << "MySQL/MariaDB only";
+  database_options o;
+  o.pool_size = 1;  // the statements below reuse the lock's connection
+  const database db = open(o);
+  named_lock lock(db, unique_name("pooled"));
+  lock.lock();
+  lock.unlock();
+  EXPECT_EQ(scalar(db, "SELECT @@SESSION.wait_timeout"), scalar(db, "SELECT @@GLOBAL.wait_timeout"));
+}
+
+// PostgreSQL keeps the settings on the pooled connection (set once, not on every lock); a session
+// whose keepalive asks for another limit sets its own on the same connection.
+TEST_P(SessionLockNetlossTest, APooledConnectionGetsTheLimitOfEachSessionsKeepalive) {
+  if (GetParam().dialect != dialect_kind::postgresql) GTEST_SKIP() << "PostgreSQL only";
+  database_options o;
+  o.pool_size = 1;  // every session below is on the same connection
+  const database db = open(o);
+  auto user_timeout_after_a_hold = [&](std::chrono::milliseconds keepalive) {
+    session_lock_options so;
+    so.keepalive = keepalive;
+    advisory_lock lock(db, unique_name("kept"), so);
+    lock.lock();
+    lock.unlock();
+    return scalar(db, "SHOW tcp_user_timeout");
+  };
+  EXPECT_EQ(user_timeout_after_a_hold(300ms), "3000");
+  EXPECT_EQ(user_timeout_after_a_hold(300ms), "3000");
+  EXPECT_EQ(user_timeout_after_a_hold(5s), "12000") << "2 x 5 s + 2 s";
+  EXPECT_EQ(user_timeout_after_a_hold(300ms), "3000") << "set again, never left longer or shorter";
 }
 
 INSTANTIATE_TEST_SUITE_P(Servers, SessionLockNetlossTest, ::testing::ValuesIn(targets_of(dialect_kind::sqlite, true)),

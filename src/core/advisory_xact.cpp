@@ -46,6 +46,7 @@ bool run_with_advisory_xact_lock(const database& db, const advisory_key& key,
     if (!tx->end_quietly()) s.dirty = true;
   };
   try {
+    registry->limit_server_wait(s);
     while (true) {
       tx.emplace(c, impl.sql());
       bool acquired = false;

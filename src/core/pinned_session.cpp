@@ -15,6 +15,11 @@ void validate_keepalive(std::chrono::milliseconds keepalive, std::string_view op
     throw invalid_argument(std::string(options_name) + "::keepalive must be between 10 ms and 1 hour");
 }
 
+std::chrono::seconds server_dead_peer_limit(std::chrono::milliseconds keepalive) noexcept {
+  constexpr std::chrono::milliseconds margin{1200};
+  return std::chrono::ceil<std::chrono::seconds>(keepalive + kPingTimeout + keepalive + margin);
+}
+
 namespace {
 
 // How often an owner waiting for a session's `use` checks whether the session was lost meanwhile.
@@ -111,12 +116,45 @@ void session_registry::unpin(const std::shared_ptr<pinned_session>& s) noexcept 
     if (auto it = sessions_.find(s->owner); it != sessions_.end() && it->second == s) sessions_.erase(it);
     idle.swap(s->conn);
   }
-  if (!idle || !s->dirty) return;  // `idle` goes back to the pool as it is
+  if (!idle || (!s->dirty && s->server_limit_reset.empty())) return;  // `idle` goes back to the pool as it is
   try {
-    for (const auto& statement : session_reset_statements(impl_.dialect())) (*idle)->exec_direct(statement);
+    if (s->dirty)
+      for (const auto& statement : session_reset_statements(impl_.dialect())) (*idle)->exec_direct(statement);
     s->dirty = false;
+    if (!s->server_limit_reset.empty()) (*idle)->exec_direct(s->server_limit_reset);
+    s->server_limit_reset.clear();
   } catch (const std::exception&) {
     if (!(*idle)->broken()) discard(*idle);
+  }
+}
+
+void session_registry::limit_server_wait(pinned_session& s) {
+  if (s.server_limited || !s.conn) return;
+  const std::chrono::milliseconds keepalive = [&] {
+    std::lock_guard lock(mu_);
+    return s.keepalive;
+  }();
+  s.server_limited = true;
+  const std::chrono::seconds limit = server_dead_peer_limit(keepalive);
+  const auto sql = dead_peer_limit_statements(impl_.spec(), limit);
+  if (!sql) return;
+  connection& c = **s.conn;
+  const bool kept = sql->reset.empty();  // the setting stays with the pooled connection
+  if (kept) {
+    if (c.session_tag.empty()) c.session_tag = random_token();
+    std::lock_guard lock(mu_);
+    const auto it = kept_limits_.find(&c);
+    if (it != kept_limits_.end() && it->second.tag == c.session_tag && it->second.limit == limit) return;
+    kept_limits_.erase(&c);  // until the statement below succeeds
+  }
+  s.server_limit_reset = sql->reset;  // also when the statement fails midway
+  const std::vector<value> params(sql->params.begin(), sql->params.end());
+  c.exec(sql->set, params);
+  if (kept) {
+    std::lock_guard lock(mu_);
+    // Records of connections closed since are never looked up again; keep the map small.
+    if (kept_limits_.size() >= 4 * impl_.options().pool_size + 16) kept_limits_.clear();
+    kept_limits_[&c] = {c.session_tag, limit};
   }
 }
 

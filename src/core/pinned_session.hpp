@@ -58,6 +58,16 @@ namespace sqllock::detail {
 // contract promises (keepalive + 1 s), with 200 ms to spare for scheduling delays.
 inline constexpr std::chrono::milliseconds kPingTimeout{800};
 
+// How long the server may keep the session of a holder that went silent before it ends it (and
+// frees its locks), for a session pinged every `keepalive`: the holder's own verdict comes within
+// keepalive + kPingTimeout of its last answered ping, and the server must not free the lock
+// before that — or another process takes it while the holder still thinks it holds it. So the
+// limit is that verdict plus a margin of one more keepalive period and 1.2 s (a ping scheduled
+// or picked up late, a loaded machine), in whole seconds, rounded up: 2 × keepalive + 2 s, e.g.
+// 12 s for the default 5 s keepalive, 3 s for 300 ms. dialect/session_lock_sql.hpp
+// (dead_peer_limit_statements) turns it into server settings.
+std::chrono::seconds server_dead_peer_limit(std::chrono::milliseconds keepalive) noexcept;
+
 struct pinned_session {
   pinned_session(std::string owner_key, pooled_connection c, std::chrono::milliseconds keepalive_period);
 
@@ -76,6 +86,10 @@ struct pinned_session {
   // Guarded by `use`. A lock taken on it tagged the server session with conn's session_tag
   // (session_lock_protocol::tags_session): each ping also checks that it reaches that session.
   bool tagged = false;
+  // Guarded by `use`. The server's dead-peer limit was set on it (session_registry::
+  // limit_server_wait), and the statement that undoes it before the pool gets it back ("": none).
+  bool server_limited = false;
+  std::string server_limit_reset;
 
   // Guarded by the registry's mutex.
   int users = 0;           // operations in progress on this session
@@ -155,6 +169,11 @@ class session_registry {
   use_wait lock_use(pinned_session& s, std::unique_lock<std::timed_mutex>& use,
                     std::optional<std::chrono::steady_clock::time_point> deadline);
 
+  // Sets the server's dead-peer limit (server_dead_peer_limit of its keepalive) on the session's
+  // connection, once per session; the caller holds s.use and s.conn is set. Throws like a
+  // statement (connection_error when the connection is dead).
+  void limit_server_wait(pinned_session& s);
+
   // Records lock levels taken (+) or given back (−). The first hold schedules pings.
   void add_holds(pinned_session& s, std::int64_t delta);
 
@@ -195,6 +214,14 @@ class session_registry {
   wake_schedule schedule_;
   std::map<std::string, std::shared_ptr<pinned_session>> sessions_;  // live sessions by owner
   std::uint64_t next_private_ = 0;
+  // The dead-peer limit kept on pooled connections (PostgreSQL: it needs no reset), by connection
+  // and its session_tag — a new connection at a reused address has another tag — so that a
+  // lock/unlock loop sets it once per connection, not once per pin. Guarded by mu_.
+  struct server_limit_record {
+    std::string tag;
+    std::chrono::seconds limit;
+  };
+  std::map<const connection*, server_limit_record> kept_limits_;
   // Pings waiting for a pinger, and the pinger threads (detached; counted so the destructor can
   // wait for them — a written-off one no longer counts). Guarded by mu_.
   std::deque<std::shared_ptr<pinned_session>> due_;

@@ -66,6 +66,7 @@ bool session_lock::acquire(lock_mode mode, std::optional<steady::time_point> dea
     bool acquired = false;
     session_lock_protocol::attempt state;
     try {
+      reg->limit_server_wait(*pin);  // a dead connection fails here like in the acquire
       acquired = protocol_->acquire(**pin->conn, mode, deadline, state);
       if (state.dirty) pin->dirty = true;
     } catch (const connection_error&) {

@@ -2,6 +2,8 @@
 // text survives SOCI's ':name' placeholder parsing.
 #include "dialect/session_lock_sql.hpp"
 
+#include <algorithm>
+
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {
@@ -131,6 +133,28 @@ const std::vector<std::string>& session_reset_statements(dialect_kind kind) {
     case dialect_kind::sqlite: break;
   }
   return none;
+}
+
+std::optional<dead_peer_limit_sql> dead_peer_limit_statements(const connection_spec& spec, std::chrono::seconds limit) {
+  const std::int64_t seconds = std::max<std::int64_t>(1, limit.count());
+  switch (spec.dialect) {
+    case dialect_kind::postgresql: {
+      if (!spec.prepare_statements) return std::nullopt;  // a transaction-mode pooler
+      constexpr std::int64_t interval = 1, count = 3;
+      return dead_peer_limit_sql{
+          "SELECT set_config('tcp_keepalives_idle', CAST($1 AS text), false),"
+          " set_config('tcp_keepalives_interval', CAST($2 AS text), false),"
+          " set_config('tcp_keepalives_count', CAST($3 AS text), false),"
+          " set_config('tcp_user_timeout', CAST($4 AS text), false)",
+          {std::max<std::int64_t>(1, seconds - interval * count), interval, count, seconds * 1000},
+          ""};
+    }
+    case dialect_kind::mysql:
+      return dead_peer_limit_sql{
+          "SET SESSION wait_timeout = $1", {seconds}, "SET SESSION wait_timeout = @@GLOBAL.wait_timeout"};
+    case dialect_kind::sqlite: break;
+  }
+  return std::nullopt;
 }
 
 const std::string& keepalive_statement(dialect_kind) {

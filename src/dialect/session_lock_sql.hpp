@@ -3,9 +3,13 @@
 // exist only on one dialect each; asking for them on another dialect throws not_supported.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/uri.hpp"
 #include "dialect/transaction_sql.hpp"
 #include "sqllock/database.hpp"
 
@@ -68,6 +72,30 @@ struct named_lock_sql {
 // dialect has no such locks.
 const advisory_sql& advisory_statements(dialect_kind kind);
 const named_lock_sql& named_lock_statements(dialect_kind kind);
+
+// The server's own limit on a session whose client went silent (cut off, or gone without closing
+// its socket): set on a session-lock connection when it is pinned, so that the server ends that
+// session — and frees its locks — `limit` after the last packet it got from the client, instead
+// of after the kernel's keepalive defaults (over two hours). Never before `limit`: the core picks
+// a limit past the holder's own verdict (core/pinned_session.hpp, server_dead_peer_limit).
+//   PostgreSQL: tcp_keepalives_idle = limit - 3 s (at least 1 s), tcp_keepalives_interval = 1 s,
+//     tcp_keepalives_count = 3, tcp_user_timeout = limit (in ms) — the TCP keepalive for an idle
+//     session, the user timeout for a reply the client never acknowledges. Kept on the pooled
+//     connection afterwards (the client's kernel answers the probes while the process lives), so
+//     the core sets them again only for a session that needs another limit (reset is ""). Over a
+//     Unix socket the server ignores them.
+//   MySQL/MariaDB: wait_timeout = limit (seconds a session may stay idle between statements; its
+//     TCP keepalive settings are global only). Reset to the global value before the connection
+//     goes back to the pool, where it may stay idle longer.
+// nullopt on SQLite, and behind a transaction-mode pooler (PostgreSQL with ?prepare=off): there
+// the server's socket is the pooler's, not the client's, and a SET would stay with a server
+// session other clients share.
+struct dead_peer_limit_sql {
+  std::string set;                   // exec with `params` bound as $1, $2, …
+  std::vector<std::int64_t> params;  // the values for `limit`
+  std::string reset;                 // exec_direct before the pool gets the connection back; "": none
+};
+std::optional<dead_peer_limit_sql> dead_peer_limit_statements(const connection_spec& spec, std::chrono::seconds limit);
 
 // A statement that proves the session is alive: one round trip, no side effects.
 const std::string& keepalive_statement(dialect_kind kind);

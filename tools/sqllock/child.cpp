@@ -14,8 +14,6 @@
 
 #include "signals.hpp"
 
-extern char** environ;
-
 namespace sqllock::cli {
 
 std::vector<int> open_fds() {
@@ -85,11 +83,14 @@ void close_foreign_fds(const std::vector<int>& keep, const std::vector<int>& ope
 
 }  // namespace
 
-start_result command_line::start(const signal_inbox& signals) const {
+start_result command_line::start(const signal_inbox& signals, const std::vector<std::string>& env) const {
   // Everything the child touches is built here, before fork.
   std::vector<char*> argv;
   for (const auto& a : argv_) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
   // For a file without a #! line: /bin/sh FILE ARGS… (slot 1 is filled in per candidate).
   std::vector<char*> sh_argv{const_cast<char*>("/bin/sh"), nullptr};
   for (std::size_t i = 1; i < argv_.size(); ++i) sh_argv.push_back(const_cast<char*>(argv_[i].c_str()));
@@ -115,11 +116,11 @@ start_result command_line::start(const signal_inbox& signals) const {
     // else runs), stop at any other error.
     bool denied = false;
     for (const auto& c : candidates_) {
-      ::execve(c.c_str(), argv.data(), environ);
+      ::execve(c.c_str(), argv.data(), envp.data());
       const int error = errno;
       if (error == ENOEXEC) {
         sh_argv[1] = const_cast<char*>(c.c_str());
-        ::execve("/bin/sh", sh_argv.data(), environ);
+        ::execve("/bin/sh", sh_argv.data(), envp.data());
         report_and_exit(report[1], errno);
       }
       if (error == EACCES)

@@ -29,11 +29,11 @@ class command_line {
   // descriptor is closed before exec. Requires a non-empty argv.
   command_line(std::vector<std::string> argv, std::vector<int> keep_fds);
 
-  // Forks and execs. In the child: restores the signal mask and dispositions through
-  // `signals`, closes foreign descriptors, tries each $PATH candidate (a file without a `#!` line
-  // runs through /bin/sh, as execvp does). Returns once the command was exec'ed or failed to be.
-  // Throws std::system_error when fork or pipe fails.
-  start_result start(const signal_inbox& signals) const;
+  // Forks and execs with the environment `env` (NAME=VALUE entries). In the child: restores the
+  // signal mask and dispositions through `signals`, closes foreign descriptors, tries each $PATH
+  // candidate (a file without a `#!` line runs through /bin/sh, as execvp does). Returns once the
+  // command was exec'ed or failed to be. Throws std::system_error when fork or pipe fails.
+  start_result start(const signal_inbox& signals, const std::vector<std::string>& env) const;
 
   const std::string& name() const noexcept { return argv_.front(); }
 

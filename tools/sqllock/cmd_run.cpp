@@ -24,10 +24,13 @@
 #include "cli.hpp"
 #include "duration.hpp"
 #include "format.hpp"
+#include "run_env.hpp"
 #include "run_kinds.hpp"
 #include "signals.hpp"
 #include "sqllock/database.hpp"
 #include "sqllock/error.hpp"
+
+extern char** environ;
 
 namespace sqllock::cli {
 
@@ -39,7 +42,7 @@ using steady = std::chrono::steady_clock;
 constexpr std::string_view kUsage =
     "usage: sqllock run [--db URI] --lock NAME [--lock NAME…] [--table NAME] [--ttl DURATION]\n"
     "                   [--wait DURATION | -n] [-E CODE] [--kind KIND] [--permits N]\n"
-    "                   [--shared | --exclusive] [--quiet] -- CMD [ARGS…]\n"
+    "                   [--shared | --exclusive] [--kill-after DURATION] [--quiet] -- CMD [ARGS…]\n"
     "\n"
     "Runs CMD while holding the lock NAME, like flock(1) across hosts: every host that runs\n"
     "`sqllock run` with the same database, KIND and NAME waits its turn. A table lock's lease is\n"
@@ -76,6 +79,8 @@ constexpr std::string_view kUsage =
     "  --permits N     --kind semaphore: how many may hold it at once (1–10000, default: 1)\n"
     "  --shared, --exclusive\n"
     "                  --kind rw: take the read (shared) or the write (exclusive, default) lock\n"
+    "  --kill-after D  when the lock is lost, SIGKILL CMD this long after the SIGTERM (default: 10s;\n"
+    "                  0: at once)\n"
     "  -q, --quiet     no message when the lock is not obtained or the wait is interrupted\n"
     "\n"
     "Durations: a number of seconds (10, 0.5) or a number with a unit: 500ms, 30s, 5m, 1h.\n"
@@ -88,18 +93,42 @@ constexpr std::string_view kUsage =
     "A fair or rw wait keeps its place in the queue; a signal ends it at once, and the place\n"
     "stays in the queue until its lease runs out (--ttl), which can hold up those behind it.\n"
     "\n"
-    "If the lock is lost while CMD runs (a leased lock could not be renewed in time or it was\n"
-    "released by force; an advisory or named lock's session died), sqllock says so on stderr, sends\n"
-    "CMD SIGTERM, then SIGKILL after 10 s, and exits 5 whatever CMD's status. A row lock has no\n"
+    "If the lock is lost while CMD runs (a leased lock was not renewed before its lease ran out by\n"
+    "sqllock's clock — even while a renewal statement is still under way — or it was released by\n"
+    "force; an advisory or named lock's session died), sqllock says so on stderr, sends CMD SIGTERM,\n"
+    "then SIGKILL after --kill-after (10 s), and exits 5 whatever CMD's status. A row lock has no\n"
     "loss signal: a connection that breaks while CMD runs shows only when CMD has exited and the\n"
-    "transaction cannot commit (then exit 5).\n"
+    "transaction cannot commit (then exit 5). Stopping CMD cannot undo a write already on its way:\n"
+    "protect the data CMD writes with the fencing token below.\n"
+    "\n"
+    "Environment of CMD (sqllock's own, with these set; any of them inherited from an outer\n"
+    "`sqllock run` is removed first, and a variable the kind has no value for is absent):\n"
+    "  SQLLOCK_KIND      the kind: table, semaphore, fair, rw, row, advisory or named\n"
+    "  SQLLOCK_NAME      the lock's name (the first --lock)\n"
+    "  SQLLOCK_FENCE     its fencing token, a decimal integer that is larger for every later holder\n"
+    "                    of the name (table, semaphore: per slot, fair, rw); none for row, advisory,\n"
+    "                    named, whose locks have no token\n"
+    "  SQLLOCK_LEASE_MS  the lease (--ttl) in milliseconds (table, semaphore, fair, rw)\n"
+    "  SQLLOCK_SLOT      --kind semaphore: the permit's slot, 0 … N-1\n"
+    "  SQLLOCK_MODE      --kind rw: shared or exclusive\n"
+    "  With several --lock also SQLLOCK_NAME_COUNT=n and SQLLOCK_NAME_i, SQLLOCK_FENCE_i (i = 1…n,\n"
+    "  in the order given).\n"
+    "A fenced write stores the token beside the data and is refused when a larger one is there:\n"
+    "  sqllock run --lock report -- sh -c '\n"
+    "    n=$(psql \"$DATA\" -tAq -c \"UPDATE report SET body = 42, fence = $SQLLOCK_FENCE\n"
+    "                            WHERE id = 1 AND fence <= $SQLLOCK_FENCE RETURNING 1\")\n"
+    "    [ \"$n\" = 1 ] || { echo \"fenced out: a later holder wrote\" >&2; exit 1; }'\n"
     "\n"
     "Exit status: CMD's exit status, or 128+N when CMD was killed by signal N; 1 (or -E's CODE)\n"
     "when the lock was not obtained; 2 usage error; 3 database unreachable; 4 lock table missing\n"
     "or from another sqllock version (run `sqllock migrate`); 5 lock lost while CMD ran; 6 other\n"
     "database error; 126 CMD is not executable; 127 CMD was not found.\n";
 
-constexpr auto kStopGrace = 10s;  // between SIGTERM and SIGKILL after the lock was lost
+constexpr auto kStopGrace = 10s;  // between SIGTERM and SIGKILL after the lock was lost (--kill-after)
+
+// How often the supervising loop checks run_lock::holds(): a lease whose local deadline passed
+// while its renewal statement hangs may not have signalled the lost token yet.
+constexpr auto kHoldsCheck = 100ms;
 
 struct run_options {
   std::string lock;                     // the first --lock
@@ -110,6 +139,7 @@ struct run_options {
   bool nonblock = false;
   int conflict_code = exit_not_obtained;
   bool quiet = false;
+  std::chrono::milliseconds kill_after = kStopGrace;
   std::vector<std::string> command;
 };
 
@@ -239,10 +269,18 @@ acquire_outcome acquire(run_lock& lock, const locked_body& body, signal_inbox& s
   }
 }
 
-// Waits for the command to exit, passing signals on and stopping it if the lock is lost.
-// Returns its wait status; sets `lost` when the lock was lost meanwhile.
-int supervise(pid_t pid, signal_inbox& signals, const wake_pipe& alarm, const std::stop_token& lost_token,
-              const std::string& lock_label, bool& lost) {
+// Whether the lock is lost: its lost token was signalled (a failed renewal, a forced release, a
+// dead session), or its lease ran past the local deadline (holds() false) — which a renewal
+// statement stuck on a dead network might otherwise hold up until TCP gives up.
+bool lock_lost(const run_lock& lock, const std::stop_token& lost_token) {
+  return lost_token.stop_requested() || !lock.holds();
+}
+
+// Waits for the command to exit, passing signals on and stopping it if the lock is lost: SIGTERM at
+// once, SIGKILL `kill_after` later. Returns its wait status; sets `lost` when the lock was lost
+// meanwhile.
+int supervise(pid_t pid, signal_inbox& signals, const wake_pipe& alarm, const run_lock& lock,
+              const std::stop_token& lost_token, const run_options& o, bool& lost) {
   // When to SIGKILL a command that ignored SIGTERM; `never` until the lock is lost.
   constexpr auto never = steady::time_point::max();
   steady::time_point kill_at = never;
@@ -252,25 +290,24 @@ int supervise(pid_t pid, signal_inbox& signals, const wake_pipe& alarm, const st
     if (r == pid) return status;
     if (r < 0 && errno != EINTR) throw std::system_error(errno, std::generic_category(), "waitpid");
 
-    if (!lost && lost_token.stop_requested()) {
+    if (!lost && lock_lost(lock, lost_token)) {
       lost = true;
-      std::cerr << "sqllock: " << lock_label << " lost while the command was running" << std::endl;
+      std::cerr << "sqllock: " << o.label << " lost while the command was running" << std::endl;
       ::kill(pid, SIGTERM);
-      kill_at = steady::now() + kStopGrace;
+      kill_at = steady::now() + o.kill_after;
     }
     if (kill_at != never && steady::now() >= kill_at) {
       ::kill(pid, SIGKILL);
       kill_at = never;
     }
 
-    // Wake for a signal (SIGCHLD included), a lost lease, or the SIGKILL deadline. The 1 s cap
-    // also catches a loss whose alarm write was missed.
-    int timeout_ms = 1000;
+    // Wake for a signal (SIGCHLD included), a lost lock (the on_lost callback writes the alarm
+    // pipe), the next holds() check, or the SIGKILL deadline.
+    auto timeout = std::chrono::milliseconds(kHoldsCheck);
     if (kill_at != never)
-      timeout_ms = static_cast<int>(std::clamp<std::chrono::milliseconds::rep>(
-          std::chrono::ceil<std::chrono::milliseconds>(kill_at - steady::now()).count(), 0, 1000));
+      timeout = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(kill_at - steady::now()), 0ms, timeout);
     pollfd p[2] = {{signals.fd(), POLLIN, 0}, {alarm.fd(), POLLIN, 0}};
-    ::poll(p, 2, timeout_ms);
+    ::poll(p, 2, static_cast<int>(timeout.count()));
     while (auto s = signals.take()) {
       if (s->number == SIGCHLD || s->from_terminal) continue;  // terminal signals reached it already
       ::kill(pid, s->number);
@@ -304,6 +341,7 @@ int cmd_run(args a) {
   const auto ttl = a.take("ttl");
   const auto wait = a.take("wait", "w");
   const auto conflict = a.take("conflict-exit-code", "E");
+  const auto kill_after = a.take("kill-after");
   const auto kind = a.take("kind");
   const auto permits = a.take("permits");
   const bool shared = a.flag("shared");
@@ -343,6 +381,7 @@ int cmd_run(args a) {
   if (wait) o.wait = parse_duration(*wait, "--wait");
   if (wait && o.nonblock) throw usage_error{"--wait and --nonblock exclude each other"};
   if (conflict) o.conflict_code = parse_exit_code(*conflict);
+  if (kill_after) o.kill_after = parse_duration(*kill_after, "--kill-after");
   if (o.command.empty()) throw usage_error{"no command given: sqllock run --lock NAME -- CMD [ARGS…]"};
 
   // Before the database is opened: the command inherits only what sqllock was started with, and
@@ -358,6 +397,18 @@ int cmd_run(args a) {
   const run_lock_settings settings{o.lock, o.more_locks, o.ttl, permit_count, alarm.callback(), shared};
   o.label = run_lock_label(settings);
   const std::unique_ptr<run_lock> lock_of_kind = make_run_lock(lock_kind, db, settings);
+  // What the command is told of the lock it runs under (run_env.hpp), once it is held.
+  auto env_values = [&](const run_lock& held) {
+    run_env_values v;
+    v.kind = kind.value_or("table");
+    v.names.push_back(o.lock);
+    v.names.insert(v.names.end(), o.more_locks.begin(), o.more_locks.end());
+    v.fences = held.fences();
+    if (leased) v.lease = o.ttl;
+    v.slot = held.slot();
+    if (lock_kind == run_kind::rw) v.mode = shared ? "shared" : "exclusive";
+    return v;
+  };
 
   // Runs under the lock: starts the command and supervises it.
   const locked_body body = [&](const std::stop_token& lost_token) -> int {
@@ -367,14 +418,14 @@ int cmd_run(args a) {
                   << "; the command was not run\n";
       return 128 + s->number;
     }
-    const start_result started = command.start(signals);
+    const start_result started = command.start(signals, command_environment(environ, env_values(*lock_of_kind)));
     if (started.pid < 0) {
       std::cerr << "sqllock: cannot run '" << command.name() << "': " << std::strerror(started.error) << "\n";
       return started.error == ENOENT || started.error == ENOTDIR ? 127 : 126;
     }
     bool lost = false;
-    const int status = supervise(started.pid, signals, alarm, lost_token, o.label, lost);
-    if (!lost && lost_token.stop_requested()) {
+    const int status = supervise(started.pid, signals, alarm, *lock_of_kind, lost_token, o, lost);
+    if (!lost && lock_lost(*lock_of_kind, lost_token)) {
       lost = true;
       std::cerr << "sqllock: " << o.label << " lost while the command was running\n";
     }

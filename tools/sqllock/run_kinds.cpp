@@ -47,12 +47,12 @@ class held_run_lock : public run_lock {
       lock_.unlock();
       throw;
     }
-    if (lost.stop_requested()) {
+    if (lost.stop_requested() || !lock_.holds()) {
       try {
         lock_.release();  // throws not_held, and forgets the lost hold without a message
       } catch (const error&) {
       }
-      return code;  // body has reported the loss
+      return code;  // body has reported the loss (a lease past its local deadline is lost too)
     }
     try {
       lock_.release();
@@ -61,6 +61,26 @@ class held_run_lock : public run_lock {
       std::cerr << "sqllock: releasing " << label_ << " failed: " << e.what() << " (" << release_hint_ << ")\n";
     }
     return code;
+  }
+
+  bool holds() const noexcept override { return lock_.holds(); }
+
+  std::vector<std::int64_t> fences() const override {
+    if constexpr (requires { lock_.fences(); }) {
+      return lock_.fences();
+    } else if constexpr (requires { lock_.fence(); }) {
+      return {lock_.fence()};
+    } else {
+      return {};  // advisory and named locks have no fencing token
+    }
+  }
+
+  std::optional<std::int64_t> slot() const override {
+    if constexpr (requires { lock_.slot(); }) {
+      return lock_.slot();
+    } else {
+      return std::nullopt;
+    }
   }
 
  protected:
@@ -92,6 +112,9 @@ class semaphore_permit {
     return true;
   }
   std::stop_token lost_token() const { return permit_.lost_token(); }
+  bool holds() const noexcept { return permit_.holds(); }
+  std::int64_t fence() const { return permit_.fence(); }
+  std::int64_t slot() const { return permit_.slot(); }
   void release() { permit_.release(); }
   void unlock() noexcept { permit_ = permit(); }  // the destructor's release reports its own errors
 
@@ -133,6 +156,13 @@ class queue_place {
     return lock_.try_lock_until(deadline);
   }
   std::stop_token lost_token() const { return lock_.lost_token(); }
+  bool holds() const noexcept {
+    if constexpr (has_modes) {
+      if (shared_) return lock_.holds_shared();
+    }
+    return lock_.holds();
+  }
+  std::int64_t fence() const { return lock_.fence(); }
   void release() {
     if constexpr (has_modes) {
       if (shared_) return lock_.release_shared();
@@ -158,11 +188,35 @@ class queue_place {
   bool shared_;
 };
 
+// The multi_lock of several --lock names, with the lock interface held_run_lock uses, whose
+// fences() follow the order the names were given in (multi_lock::fences() sorts them).
+class ordered_multi_lock {
+ public:
+  ordered_multi_lock(const database& db, std::vector<std::string> names, multi_lock_options o)
+      : lock_(db, names, std::move(o)), given_(std::move(names)) {}
+  bool try_lock() { return lock_.try_lock(); }
+  std::stop_token lost_token() const { return lock_.lost_token(); }
+  bool holds() const noexcept { return lock_.holds(); }
+  std::vector<std::int64_t> fences() const {
+    std::vector<std::int64_t> out;
+    for (const auto& name : given_) out.push_back(lock_.fence(name));
+    return out;
+  }
+  void release() { lock_.release(); }
+  void unlock() noexcept { lock_.unlock(); }
+
+ private:
+  multi_lock lock_;
+  std::vector<std::string> given_;
+};
+
 // A row lock exists only while with_row_lock's function runs, so body runs inside it. There is no
 // loss signal: a dead connection shows only when the transaction ends.
 class row_run_lock final : public run_lock {
  public:
   row_run_lock(const database& db, std::string name) : db_(db), name_(std::move(name)) {}
+
+  bool holds() const noexcept override { return true; }  // no lease, no loss signal
 
   std::optional<int> try_run(const locked_body& body) override {
     std::optional<int> code;
@@ -243,8 +297,8 @@ std::unique_ptr<run_lock> make_run_lock(run_kind kind, const database& db, const
       throw usage_error{"several --lock names need --kind table (a multi_lock of table locks); other kinds take one"};
     std::vector<std::string> names{s.name};
     names.insert(names.end(), s.more_names.begin(), s.more_names.end());
-    return std::make_unique<held_run_lock<multi_lock>>(run_lock_label(s), "the leases expire on their own", db,
-                                                       std::move(names), leased_options<multi_lock_options>(s));
+    return std::make_unique<held_run_lock<ordered_multi_lock>>(run_lock_label(s), "the leases expire on their own", db,
+                                                               std::move(names), leased_options<multi_lock_options>(s));
   }
   switch (kind) {
     case run_kind::table:

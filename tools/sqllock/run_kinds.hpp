@@ -45,6 +45,17 @@ class run_lock {
   virtual bool wait_turn(std::chrono::steady_clock::time_point deadline);
   // Runs body under the lock wait_turn obtained, releases it and returns as try_run does.
   virtual int run_held(const locked_body& body);
+
+  // The following are for body, while it runs under the lock, on the thread that runs it.
+  // Whether the lock is still held and its lease has not run out by the local clock — false as
+  // soon as the local deadline passes, even while a renewal statement is still under way. Always
+  // true for a row lock (it has no lease and no loss signal).
+  virtual bool holds() const noexcept = 0;
+  // The fencing token of each name (settings.name, then settings.more_names, in that order);
+  // empty for the kinds without one (row, advisory, named).
+  virtual std::vector<std::int64_t> fences() const { return {}; }
+  // --kind semaphore: the permit's slot (fences rise per name and slot); nullopt for other kinds.
+  virtual std::optional<std::int64_t> slot() const { return std::nullopt; }
 };
 
 struct run_lock_settings {
