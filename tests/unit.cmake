@@ -5,3 +5,7 @@
 sqllock_add_test(core_timing_unit_test
   SOURCES unit/lease_unit_test.cpp unit/keepalive_unit_test.cpp support/fake_connection.cpp
   TIMEOUT 60)
+
+# The test proxy of the network-loss tests and the fault harness (support/tcp_proxy): delays,
+# stalls and partitions, against an echo server on a loopback port. No database.
+sqllock_add_test(tcp_proxy_test SOURCES tcp_proxy_test.cpp TIMEOUT 60)

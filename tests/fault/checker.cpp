@@ -4,6 +4,7 @@
 #include "fault/latch_check.hpp"
 #include "fault/multi_check.hpp"
 #include "fault/queue_check.hpp"
+#include "fault/told_check.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -51,6 +52,7 @@ class checker {
     if (ev_.cfg.kind == lock_kind::multi) check_multi(ev_, r_);
     counters();
     client_overlaps();
+    if (ev_.cfg.kind != lock_kind::latch) check_told(ev_, holds_, r_);
     lost_signals();
     liveness();
     if (failover_) failovers();
@@ -322,6 +324,10 @@ class checker {
   // that even with the late-wake reprieve, and the written-off connection is then closed, which
   // frees the lock while the resumed holder is still in its section. That is the contract working
   // (the loss was reported: the lost signal fired), not a violation; without the signal it is one.
+  // A network partition or stall of the holder's lock connections (net-partition, net-stall) does
+  // the same to a session lock: the ping gets no answer. For leased kinds a partition (1.5 L)
+  // outlasts the lease like a long pause, while the holder runs on (lost signals are recorded, not
+  // obeyed); a stall (L/2) must never cause an overlap.
   std::string explanation(const hold_rec& stale) const {
     const bool lease = leased(ev_.cfg.kind);
     const bool signalled = ev_.cfg.kind == lock_kind::advisory || ev_.cfg.kind == lock_kind::named;
@@ -332,9 +338,10 @@ class checker {
       if (f.pid == 0) return f.kind;  // a server fault: restart, kill-primary, rejoin, kill-node
       if (lease && one_writer && long_pause) return f.kind + "-of-a-writer";
       if (f.pid != stale.pid) continue;
-      if (lease && long_pause) return f.kind;
+      if (lease && (long_pause || f.kind == "net-partition")) return f.kind;
       if (!lease && f.kind == "session-kill") return f.kind;
-      if (signalled && long_pause && stale.lost_at >= f.start) return f.kind + "-session-written-off";
+      const bool cut_off = long_pause || f.kind == "net-partition" || f.kind == "net-stall";
+      if (signalled && cut_off && stale.lost_at >= f.start) return f.kind + "-session-written-off";
     }
     return "";
   }

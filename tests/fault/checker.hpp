@@ -25,6 +25,9 @@
 //   liveness            a resource not acquirable within the bound after the last fault (counted
 //                       from when every worker was dead and reaped)
 //   row-atomicity       row locks: the in-transaction unfenced counter lost an update
+//   told-before-granted a grant while another holder of the lock (beyond its capacity: N permits,
+//                       readers share) had neither begun its release nor been told of its loss,
+//                       on the monotonic clock; not in latch runs (fault/told_check.hpp)
 // Semaphore runs (--kind semaphore, N = --permits) key every check above by (name, slot) —
 // "r0/1", the slot the permit held — where it keeps its meaning (server-overlap: no two grants of
 // one slot overlap; fenced writes per slot), and report (only there):
@@ -98,6 +101,7 @@ struct run_evidence {
   std::int64_t lost_signal_bound_ms = 0;      // a killed session's holder must learn within this
   std::int64_t failover_signal_bound_ms = 0;  // a holder at a kill-primary must learn within this
   std::int64_t failover_slack_ms = 0;         // failover-liveness bound: failover time + this
+  std::int64_t resume_slack_ms = 0;  // told-before-granted: a paused holder must be told within this of resuming
   // CLOCK_REALTIME − CLOCK_MONOTONIC in ns: the private server runs on this host, so its clock
   // (the grant log's times) is CLOCK_REALTIME; this maps those times onto the histories' clock.
   std::int64_t realtime_minus_mono_ns = 0;

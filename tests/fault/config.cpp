@@ -29,6 +29,7 @@ std::string to_string(control c) {
     case control::sequential_multi: return "sequential-multi";
     case control::unordered_queue: return "unordered-queue";
     case control::reader_ignores_writer: return "reader-ignores-writer";
+    case control::told_on_return: return "told-on-return";
   }
   return "?";
 }
@@ -51,20 +52,28 @@ lock_kind parse_lock_kind(const std::string& s) {
 }
 
 control parse_control(const std::string& s) {
-  for (auto c :
-       {control::none, control::unsafe_release, control::client_clock, control::count_then_insert,
-        control::rogue_count_down, control::sequential_multi, control::unordered_queue, control::reader_ignores_writer})
+  for (auto c : {control::none, control::unsafe_release, control::client_clock, control::count_then_insert,
+                 control::rogue_count_down, control::sequential_multi, control::unordered_queue,
+                 control::reader_ignores_writer, control::told_on_return})
     if (to_string(c) == s) return c;
   throw std::invalid_argument(
       "unknown control '" + s +
       "' (none, unsafe-release, client-clock, count-then-insert, rogue-count-down, sequential-multi,"
-      " unordered-queue, reader-ignores-writer)");
+      " unordered-queue, reader-ignores-writer, told-on-return)");
 }
 
 setup_kind parse_setup(const std::string& s) {
   for (auto k : {setup_kind::standalone, setup_kind::pgaf, setup_kind::galera})
     if (to_string(k) == s) return k;
   throw std::invalid_argument("unknown setup '" + s + "' (standalone, pgaf, galera)");
+}
+
+bool injects_network_faults(const run_config& c) {
+  if (c.dialect == dialect_kind::sqlite || c.setup != setup_kind::standalone || c.expect_refusal) return false;
+  if (c.faults.empty()) return true;
+  for (const auto& f : c.faults)
+    if (network_fault(f)) return true;
+  return false;
 }
 
 dialect_kind parse_dialect(const std::string& s) {

@@ -50,6 +50,11 @@ enum class control {
   // ignoring the writers ahead of it: thread 0 of each process, among sqllock's rw_lock holders
   // (fault/queue_rogue.hpp). PostgreSQL only.
   reader_ignores_writer,
+  // A table_lock holder that ignores the library's lost signal and learns of a loss only from a
+  // statement of its own through its (maybe partitioned) lock connection, once that statement
+  // returns — the lost signal as it was before the local deadline fired it (fault/told_late.hpp).
+  // Every worker thread; PostgreSQL or MariaDB, with network faults.
+  told_on_return,
 };
 
 // The servers a run starts (scripts/test-servers.sh, scripts/ha-servers.sh): one standalone
@@ -75,7 +80,7 @@ struct run_config {
   std::chrono::milliseconds fault_every{3000};  // a fault starts this often
   setup_kind setup = setup_kind::standalone;
   int restarts = 2;  // server faults per run: restarts (alternating fast / immediate), primary or node kills
-  std::vector<std::string> faults;  // the nemesis' round of client faults; empty: its default
+  std::vector<std::string> faults;  // the nemesis' rounds of client and network faults; empty: its defaults
   bool long_mode = false;
   // Query parameters (k=v&…) added to the URIs the locks use (workers, liveness probes).
   std::string lock_uri_params;
@@ -102,6 +107,15 @@ inline bool queued(lock_kind k) { return k == lock_kind::fair || k == lock_kind:
 inline bool leased(lock_kind k) {
   return k == lock_kind::table || k == lock_kind::semaphore || k == lock_kind::multi || queued(k);
 }
+
+// The nemesis' network faults (net-partition, net-stall, net-latency, net-retransmit): on one
+// worker's lock connections, through its proxy (fault/net_link.hpp).
+inline bool network_fault(const std::string& kind) { return kind.rfind("net-", 0) == 0; }
+
+// Whether the run injects network faults, so that its workers route their lock connections
+// through a proxy: on a standalone server (SQLite has no network; the HA setups' multi-host and
+// per-node URIs are not proxied), by default or when --faults names one.
+bool injects_network_faults(const run_config& c);
 
 // The reaper period the controller uses: L / 2.
 inline std::chrono::milliseconds reaper_period(const run_config& c) { return c.lease / 2; }

@@ -219,6 +219,8 @@ fleet::argv_fn worker_command(const controller_args& a, const run_config& cfg, c
                                     (a.dir / "board").string(),
                                     "--slot",
                                     std::to_string(slot),
+                                    "--net",
+                                    injects_network_faults(cfg) ? "1" : "0",
                                     "--until-ns",
                                     std::to_string(until + 3'600'000'000'000)};  // they run until killed
   };
@@ -320,6 +322,7 @@ report run_controller(const controller_args& a) {
   ev.failover_signal_bound_ms = leased(cfg.kind) ? (cfg.lease + slack).count() : ev.lost_signal_bound_ms;
   ev.failover_slack_ms = (cfg.lease + slack).count();
   ev.queue_stall_slack_ms = slack.count();
+  ev.resume_slack_ms = slack.count() / 2;
   // The smaller sample maps database times later onto the histories' clock: lenient if the clock
   // was slewed meanwhile (checker.cpp's foreign-delete test).
   ev.realtime_minus_mono_ns = std::min(clock_offset_before, realtime_minus_mono_ns());

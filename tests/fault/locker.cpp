@@ -7,6 +7,7 @@
 #include "fault/rogue_locker.hpp"
 #include "fault/schema.hpp"
 #include "fault/semaphore_holder.hpp"
+#include "fault/told_late.hpp"
 
 namespace sqllock::fault {
 namespace {
@@ -45,7 +46,8 @@ std::vector<std::unique_ptr<test::lock_holder>> holders(const run_config& cfg, c
 
 }  // namespace
 
-std::unique_ptr<locker> make_locker(const run_config& cfg, const database& db, int thread_index) {
+std::unique_ptr<locker> make_locker(const run_config& cfg, const database& db, int thread_index,
+                                    const section_plan& plan) {
   switch (cfg.ctl) {
     case control::unsafe_release:
       return std::make_unique<locker>(unsafe_release_holders(db, holders(cfg, db, lock_kind::table, thread_index)));
@@ -64,6 +66,10 @@ std::unique_ptr<locker> make_locker(const run_config& cfg, const database& db, i
       // One rogue reader per process among sqllock's own rw_lock holders.
       if (thread_index == 0) return std::make_unique<locker>(rogue_reader_holders(cfg, db, thread_index));
       break;
+    case control::told_on_return:
+      // Every thread: any holder a partition hits must be one that learns late.
+      return std::make_unique<locker>(
+          told_on_return_holders(cfg, db, holders(cfg, db, lock_kind::table, thread_index), plan));
     case control::rogue_count_down:  // a latch run: no lockers (fault/latch_worker.hpp)
     case control::sequential_multi:  // a multi run: no lockers (fault/multi_worker.hpp)
     case control::none: break;

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -31,9 +33,14 @@ class locker {
   std::vector<std::unique_ptr<test::lock_holder>> holders_;
 };
 
+// Tells the nemesis that the calling thread's section will last until a CLOCK_MONOTONIC time
+// (board::section_until), for holders whose sections outlast the worker's own (a control's).
+using section_plan = std::function<void(std::int64_t until)>;
+
 // The locker of cfg.kind (or of the control cfg.ctl for the threads it affects) for one worker
 // thread, over the process's shared handle `db`. Throws what making the lock objects throws
 // (not_supported where the kind is refused).
-std::unique_ptr<locker> make_locker(const run_config& cfg, const database& db, int thread_index);
+std::unique_ptr<locker> make_locker(const run_config& cfg, const database& db, int thread_index,
+                                    const section_plan& plan = {});
 
 }  // namespace sqllock::fault

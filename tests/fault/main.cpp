@@ -3,11 +3,12 @@
 //   sqllock_fault --database postgresql|mariadb|sqlite --kind table|advisory|named|row|semaphore|latch|multi|fair|rw[,…]
 //                 [--setup standalone|pgaf|galera] [--seconds N] [--long]
 //                 [--control none|unsafe-release|client-clock|count-then-insert|rogue-count-down|sequential-multi|
-//                            unordered-queue|reader-ignores-writer]
+//                            unordered-queue|reader-ignores-writer|told-on-return]
 //                 [--permits N] [--latch-count N] [--names-per-set K]
 //                 [--expect-violation NAME]… [--expect-refusal] [--processes N] [--threads M]
 //                 [--resources K] [--lease-ms L] [--keepalive-ms K] [--fault-every-ms F]
-//                 [--restarts R] [--faults crash,pause-short,pause-long,pause-xlong,session-kill]
+//                 [--restarts R] [--faults crash,pause-short,pause-long,pause-xlong,session-kill,
+//                                   net-partition,net-stall,net-latency,net-retransmit]
 //                 [--uri-params K=V&…] [--dir DIR] [--keep]
 //   sqllock_fault worker …   (started by the controller)
 //
@@ -15,7 +16,9 @@
 // $SQLLOCK_FAULT_EVERY_MS, else 3000 (2000 with --long). A fault starts every F ms while the run has
 // 3 leases + 2 s left to heal, so a short run needs a short F: 20 s at 1000 ms injects every
 // client fault (crash, session kill, the three pauses) and a server restart, as 30 s at 3000 ms
-// does. --long also raises the load and the fault rate. --setup pgaf (PostgreSQL) and galera (MariaDB) start an HA
+// does. On a standalone PostgreSQL or MariaDB server the network faults (net-…) run beside the
+// others, one at a time on a worker's lock connections (fault/nemesis.hpp); --faults without any
+// of them turns them off. --long also raises the load and the fault rate. --setup pgaf (PostgreSQL) and galera (MariaDB) start an HA
 // cluster instead of one server (fault/servers.hpp); --restarts R then counts its server faults
 // (kill-primary, kill-node): 1 by default, one a minute with --long. --uri-params adds query
 // parameters to the URIs the locks use (e.g. galera=pinned). --expect-refusal: the lock kind
@@ -127,7 +130,8 @@ run_config config_of(const options& o) {
   c.restarts = static_cast<int>(number(o, "restarts", o.long_mode ? restarts_long : ha ? 1 : 2));
   c.faults = split_list(text(o, "faults", ""));
   for (const auto& f : c.faults)
-    if (f != "crash" && f != "pause-short" && f != "pause-long" && f != "pause-xlong" && f != "session-kill")
+    if (f != "crash" && f != "pause-short" && f != "pause-long" && f != "pause-xlong" && f != "session-kill" &&
+        f != "net-partition" && f != "net-stall" && f != "net-latency" && f != "net-retransmit")
       throw std::invalid_argument("unknown fault '" + f + "'");
   if (c.processes < 1 || c.processes > 64 || c.threads < 1 || c.resources < 1 || c.duration.count() < 5)
     throw std::invalid_argument("need 1-64 processes, threads >= 1, resources >= 1, seconds >= 5");
@@ -157,6 +161,11 @@ run_config config_of(const options& o) {
   if (c.ctl == control::reader_ignores_writer &&
       (c.dialect != sqllock::dialect_kind::postgresql || c.kind != lock_kind::rw))
     throw std::invalid_argument("--control reader-ignores-writer needs --database postgresql --kind rw");
+  if (c.ctl == control::told_on_return &&
+      (c.dialect == sqllock::dialect_kind::sqlite || c.kind != lock_kind::table || !injects_network_faults(c)))
+    throw std::invalid_argument(
+        "--control told-on-return needs --database postgresql or mariadb, --kind table and"
+        " network faults");
   if (c.setup != setup_kind::standalone && queued(c.kind))
     throw std::invalid_argument("--kind fair and rw run on a standalone server (no HA setup checks them yet)");
   const bool pg = c.dialect == sqllock::dialect_kind::postgresql, my = c.dialect == sqllock::dialect_kind::mysql;
@@ -177,6 +186,7 @@ int worker_main(int argc, char** argv) {
   w.board_path = text(o, "board", "");
   w.slot = static_cast<int>(number(o, "slot", 0));
   w.until_ns = number(o, "until-ns", 0);
+  w.net = number(o, "net", 0) != 0;
   return run_worker(w);
 }
 

@@ -89,8 +89,8 @@ class sequential_set final : public held_set {
 
 class multi_thread {
  public:
-  multi_thread(const worker_args& a, const database& db, history_writer& h, std::atomic<int>& held, int index)
-      : a_(a), db_(db), h_(h), held_(held), index_(index),
+  multi_thread(const worker_args& a, const database& db, const database& data, history_writer& h, board& b, int index)
+      : a_(a), db_(db), data_(data), h_(h), board_(b), held_(b.held(a.slot)), index_(index),
         rng_(std::random_device{}() ^ (static_cast<std::uint64_t>(::getpid()) << 16) ^
              static_cast<std::uint64_t>(index)) {}
 
@@ -164,7 +164,7 @@ class multi_thread {
     for (std::size_t j = 0; j < picked.size(); ++j) {
       std::int64_t db_us = 0;
       try {
-        const auto r = test::sql(db_, stmts.read, {picked[j]});
+        const auto r = test::sql(data_, stmts.read, {picked[j]});
         if (!r.rows.empty()) {
           u[j] = std::stoll(r.rows.at(0).at(0).value_or("0"));
           db_us = std::stoll(r.rows.at(0).at(1).value_or("0"));
@@ -181,12 +181,14 @@ class multi_thread {
           token, std::function<void()>([&, this] {
             for (std::size_t j = 0; j < picked.size(); ++j) h_.write('L', vthread(j), mono_ns(), picked[j], fences[j]);
           })));
-    std::this_thread::sleep_for(draw_hold(rng_, a_.cfg.lease));
+    const auto hold_for = draw_hold(rng_, a_.cfg.lease);
+    board_.section_until(a_.slot, mono_ns() + std::chrono::nanoseconds(hold_for).count());
+    std::this_thread::sleep_for(hold_for);
     for (std::size_t j = 0; j < picked.size(); ++j) {
       const std::int64_t sent = mono_ns();
       const char* fenced = "rej";
       try {
-        fenced = test::sql(db_, stmts.fenced_write, {picked[j], fences[j]}).affected > 0 ? "ok" : "rej";
+        fenced = test::sql(data_, stmts.fenced_write, {picked[j], fences[j]}).affected > 0 ? "ok" : "rej";
       } catch (const connection_error&) {
         fenced = "unk";  // includes outcome_unknown: the statement may have committed
       } catch (const error&) {
@@ -195,7 +197,7 @@ class multi_thread {
       if (u[j] < 0) continue;
       const char* unfenced = "ok";
       try {
-        if (test::sql(db_, stmts.unfenced_write, {picked[j], u[j] + 1}).affected == 0) unfenced = "rej";
+        if (test::sql(data_, stmts.unfenced_write, {picked[j], u[j] + 1}).affected == 0) unfenced = "rej";
       } catch (const connection_error&) {
         unfenced = "unk";
       } catch (const error&) {
@@ -212,8 +214,10 @@ class multi_thread {
   }
 
   const worker_args& a_;
-  const database& db_;
+  const database& db_;    // the sets'
+  const database& data_;  // the sections' statements'
   history_writer& h_;
+  board& board_;
   std::atomic<int>& held_;
   int index_;
   std::mt19937_64 rng_;
@@ -221,9 +225,9 @@ class multi_thread {
 
 }  // namespace
 
-int run_multi_worker(const worker_args& a, const database& db, history_writer& h, std::atomic<int>& held) {
+int run_multi_worker(const worker_args& a, const database& db, const database& data, history_writer& h, board& b) {
   std::vector<std::unique_ptr<multi_thread>> workers;
-  for (int t = 0; t < a.cfg.threads; ++t) workers.push_back(std::make_unique<multi_thread>(a, db, h, held, t));
+  for (int t = 0; t < a.cfg.threads; ++t) workers.push_back(std::make_unique<multi_thread>(a, db, data, h, b, t));
   std::vector<std::thread> threads;
   for (auto& w : workers) threads.emplace_back([&w] { w->run(); });
   for (auto& t : threads) t.join();

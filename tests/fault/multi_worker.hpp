@@ -24,6 +24,7 @@
 #include <chrono>
 #include <string>
 
+#include "fault/board.hpp"
 #include "fault/config.hpp"
 #include "fault/history.hpp"
 #include "fault/worker.hpp"
@@ -31,8 +32,10 @@
 
 namespace sqllock::fault {
 
-// Runs the worker threads of a multi-lock run; returns the process exit code.
-int run_multi_worker(const worker_args& a, const database& db, history_writer& h, std::atomic<int>& held);
+// Runs the worker threads of a multi-lock run, the sets taken on `db` and the sections' statements
+// run on `data` (fault/worker.hpp), its holds and their planned ends posted on board `b`; returns the
+// process exit code.
+int run_multi_worker(const worker_args& a, const database& db, const database& data, history_writer& h, board& b);
 
 // The prefix of every attempt's owner key ("set-"): the checker's filter on the grant log.
 inline constexpr std::string_view kSetOwnerPrefix = "set-";

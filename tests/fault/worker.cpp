@@ -12,6 +12,7 @@
 #include "fault/latch_worker.hpp"
 #include "fault/locker.hpp"
 #include "fault/multi_worker.hpp"
+#include "fault/net_link.hpp"
 #include "fault/queue_holder.hpp"
 #include "fault/schema.hpp"
 #include "fault/semaphore_holder.hpp"
@@ -44,8 +45,8 @@ namespace {
 
 class worker_thread {
  public:
-  worker_thread(const worker_args& a, const database& db, history_writer& h, std::atomic<int>& held, int index)
-      : a_(a), db_(db), h_(h), held_(held), index_(index),
+  worker_thread(const worker_args& a, const database& db, const database& data, history_writer& h, board& b, int index)
+      : a_(a), db_(db), data_(data), h_(h), board_(b), held_(b.held(a.slot)), index_(index),
         rng_(std::random_device{}() ^ (static_cast<std::uint64_t>(::getpid()) << 16) ^
              static_cast<std::uint64_t>(index)) {}
 
@@ -73,7 +74,8 @@ class worker_thread {
       hooks.on_lost = [&](std::int64_t fence) { h_.write('L', index_, mono_ns(), p.key, fence); };
       p.called = mono_ns();
       try {
-        if (!lk) lk = make_locker(a_.cfg, db_, index_);
+        if (!lk)
+          lk = make_locker(a_.cfg, db_, index_, [this](std::int64_t until) { board_.section_until(a_.slot, until); });
         const auto r = lk->hold(i, wait, hooks);
         if (!r) {
           if (queued_kind) h_.write('G', index_, mono_ns(), res, -1, {std::to_string(p.called)});
@@ -110,6 +112,7 @@ class worker_thread {
                     const data_sql& stmts, pending& p) {
     const std::int64_t t_acquired = mono_ns();
     held_.fetch_add(1);
+    board_.section_until(a_.slot, t_acquired + std::chrono::nanoseconds(hold_for).count());
     p.fence = s.fence();
     p.transactional = s.transactional();
     // A permit's section is one slot's: its fence rises per (name, slot), so its counter and
@@ -119,9 +122,13 @@ class worker_thread {
     const auto* queue_mode = dynamic_cast<const queue_section*>(&s);
     const bool reading = queue_mode && !queue_mode->write();
     const std::string& key = p.key;
+    // The section's statements: in the lock's transaction, or on the handle that reaches the
+    // server directly (the same handle as the lock's when the run has no network faults).
+    test::pooled_section direct(data_, p.fence);
+    test::lock_section& io = p.transactional ? s : direct;
     std::int64_t u = -1, db_us = 0;
     try {
-      const auto r = s.exec(stmts.read, {key});
+      const auto r = io.exec(stmts.read, {key});
       if (!r.rows.empty()) {  // no row: a slot of the count-then-insert control (>= N)
         u = std::stoll(r.rows.at(0).at(0).value_or("0"));
         db_us = std::stoll(r.rows.at(0).at(1).value_or("0"));
@@ -142,7 +149,7 @@ class worker_thread {
     if (reading) {
       // The last read: u again (a write landing inside a read hold changes it) and the clock.
       try {
-        const auto r = s.exec(stmts.read, {key});
+        const auto r = io.exec(stmts.read, {key});
         if (!r.rows.empty())
           h_.write('R', index_, mono_ns(), key, p.fence,
                    {r.rows.at(0).at(1).value_or("0"), r.rows.at(0).at(0).value_or("-1")});
@@ -153,7 +160,7 @@ class worker_thread {
     p.fenced_sent = mono_ns();
     const char* fenced = "rej";
     try {
-      const auto r = p.fence >= 0 ? s.exec(stmts.fenced_write, {key, p.fence}) : s.exec(stmts.plain_write, {key});
+      const auto r = p.fence >= 0 ? io.exec(stmts.fenced_write, {key, p.fence}) : io.exec(stmts.plain_write, {key});
       fenced = r.affected > 0 ? "ok" : "rej";
     } catch (const connection_error&) {
       fenced = "unk";  // includes outcome_unknown: the statement may have committed
@@ -167,7 +174,7 @@ class worker_thread {
     if (u < 0) return;
     const char* unfenced = "ok";
     try {
-      if (s.exec(stmts.unfenced_write, {key, u + 1}).affected == 0) unfenced = "rej";
+      if (io.exec(stmts.unfenced_write, {key, u + 1}).affected == 0) unfenced = "rej";
     } catch (const connection_error&) {
       unfenced = "unk";
     } catch (const error&) {
@@ -179,12 +186,30 @@ class worker_thread {
   }
 
   const worker_args& a_;
-  const database& db_;
+  const database& db_;    // the locks'
+  const database& data_;  // the sections' statements'
   history_writer& h_;
+  board& board_;
   std::atomic<int>& held_;
   int index_;
   std::mt19937_64 rng_;
 };
+
+// Connects to `uri` (pool: a connection per thread and two more), retrying while the server is
+// being restarted; nullopt when the run ended first.
+std::optional<database> connect(const worker_args& a, const std::string& uri) {
+  for (;;) {
+    try {
+      database_options o;
+      o.pool_size = static_cast<std::size_t>(a.cfg.threads) + 2;
+      o.connect_timeout = std::chrono::seconds(2);
+      return database(uri, o);
+    } catch (const connection_error&) {
+      if (mono_ns() > a.until_ns) return std::nullopt;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+}
 
 }  // namespace
 
@@ -193,24 +218,19 @@ int run_worker(const worker_args& a) {
   board b(a.board_path, false);
   auto& held = b.held(a.slot);
   held.store(0);
+  std::unique_ptr<net_link> link;
+  if (a.net) link = std::make_unique<net_link>(a.uri, b, a.slot);
   // The first connection may meet a server that the nemesis is restarting: keep trying.
-  std::optional<database> db;
-  while (!db) {
-    try {
-      database_options o;
-      o.pool_size = static_cast<std::size_t>(a.cfg.threads) + 2;
-      o.connect_timeout = std::chrono::seconds(2);
-      db.emplace(a.uri, o);
-    } catch (const connection_error&) {
-      if (mono_ns() > a.until_ns) return 0;
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-  }
+  std::optional<database> db = connect(a, link ? link->uri() : a.uri);
+  if (!db) return 0;
+  std::optional<database> direct;
+  if (link && !(direct = connect(a, a.uri))) return 0;
+  const database& data = direct ? *direct : *db;
   if (a.cfg.kind == lock_kind::latch) return run_latch_worker(a, *db, h, held);
-  if (a.cfg.kind == lock_kind::multi) return run_multi_worker(a, *db, h, held);
+  if (a.cfg.kind == lock_kind::multi) return run_multi_worker(a, *db, data, h, b);
   std::vector<std::thread> threads;
   std::vector<std::unique_ptr<worker_thread>> workers;
-  for (int t = 0; t < a.cfg.threads; ++t) workers.push_back(std::make_unique<worker_thread>(a, *db, h, held, t));
+  for (int t = 0; t < a.cfg.threads; ++t) workers.push_back(std::make_unique<worker_thread>(a, *db, data, h, b, t));
   for (auto& w : workers) threads.emplace_back([&w] { w->run(); });
   for (auto& t : threads) t.join();
   return 0;

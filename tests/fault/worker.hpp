@@ -5,6 +5,9 @@
 // fences; hold for a drawn time (a holder paused here goes stale); the fenced write (v + 1 only
 // while max_fence <= our fence); write u = read + 1 (the unfenced read-sleep-write whose lost updates expose overlaps). Lost-lock
 // signals are recorded but not obeyed: the section runs on, so the fence must do the rejecting.
+// With `net` (a run with network faults), the locks' connections go through the process's own
+// proxy (fault/net_link.hpp) and the section's statements through a second handle straight to the
+// server — except a row lock's, which run inside the lock's transaction.
 // A read hold of an rw_lock (fault/queue_holder.hpp) only reads: u and the clock first (A), then,
 // after the hold, u and the clock again (R). Queued kinds wait 3 L in one attempt of four (else
 // 1 s) and record an attempt that gave up (G).
@@ -28,6 +31,7 @@ struct worker_args {
   std::filesystem::path board_path;
   int slot = 0;
   std::int64_t until_ns = 0;  // CLOCK_MONOTONIC deadline
+  bool net = false;           // lock connections through a net_link the nemesis may degrade
 };
 
 // Runs the worker; returns the process exit code.

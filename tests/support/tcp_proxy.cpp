@@ -10,10 +10,17 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <deque>
 #include <mutex>
+#include <optional>
+#include <random>
 #include <stdexcept>
 #include <system_error>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace sqllock::test {
@@ -56,17 +63,32 @@ int connect_to(const std::string& host, int port) {
 }  // namespace
 
 struct tcp_proxy::state {
-  // One accepted connection: the client's socket and ours to the server.
+  using clock = std::chrono::steady_clock;
+
+  // Bytes read from one side and not yet written to the other; an empty `bytes` with `end` set
+  // stands for that side having closed.
+  struct chunk {
+    clock::time_point due;
+    std::string bytes;
+    bool end = false;
+  };
+
+  // One accepted connection: the client's socket and ours to the server, and what waits to be
+  // forwarded each way (only while a delay or stalls are set).
   struct link {
     int client = -1;
     int server = -1;
     bool frozen = false;
+    std::deque<chunk> to_server, to_client;
+    bool client_ended = false, server_ended = false;  // that side closed; its end is queued
     bool open() const { return client >= 0; }
     void close() {
       if (!open()) return;
       ::close(client);
       ::close(server);
       client = server = -1;
+      to_server.clear();
+      to_client.clear();
     }
   };
 
@@ -76,9 +98,14 @@ struct tcp_proxy::state {
   int port = 0;
   int listener = -1;
   int wake[2] = {-1, -1};  // a byte on wake[1] makes the thread re-read the links
-  mutable std::mutex mu;   // guards links and stopping; held while a chunk is forwarded
+  mutable std::mutex mu;   // guards everything below; held while a chunk is forwarded
   std::vector<link> links;
   bool stopping = false;
+  bool partitioned = false;  // new links start frozen
+  clock::duration delay_to_server{}, delay_to_client{};
+  double stall_chance = 0;
+  clock::duration stall{};
+  std::mt19937_64 rng{std::random_device{}()};
   std::thread thread;
 
   void poke() const {
@@ -86,14 +113,48 @@ struct tcp_proxy::state {
     (void)!::write(wake[1], &b, 1);
   }
 
-  // Moves one chunk from `from` to `to` of links[i]; closes the link when either side is done.
+  // When a chunk read now toward the server (or the client) may be passed on: after the
+  // direction's delay, maybe a stall, and never before the chunk ahead of it.
+  clock::time_point due(const std::deque<chunk>& queue, bool to_server) {
+    auto at = clock::now() + (to_server ? delay_to_server : delay_to_client);
+    if (stall_chance > 0 && std::uniform_real_distribution<double>(0, 1)(rng) < stall_chance) at += stall;
+    if (!queue.empty()) at = std::max(at, queue.back().due);
+    return at;
+  }
+
+  // Moves one chunk from `from` to `to` of links[i] (or queues it); closes the link when either
+  // side is done.
   void forward(std::size_t i, bool from_client) {
     auto& l = links[i];
     char buffer[65536];
     const int from = from_client ? l.client : l.server;
     const ssize_t n = ::recv(from, buffer, sizeof buffer, MSG_DONTWAIT);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
-    if (n <= 0 || !write_all(from_client ? l.server : l.client, buffer, static_cast<std::size_t>(n))) l.close();
+    auto& queue = from_client ? l.to_server : l.to_client;
+    const auto at = due(queue, from_client);
+    if (queue.empty() && at <= clock::now()) {
+      if (n <= 0 || !write_all(from_client ? l.server : l.client, buffer, static_cast<std::size_t>(n))) l.close();
+      return;
+    }
+    if (n <= 0) {
+      queue.push_back({at, {}, true});
+      (from_client ? l.client_ended : l.server_ended) = true;
+      return;
+    }
+    queue.push_back({at, std::string(buffer, static_cast<std::size_t>(n)), false});
+  }
+
+  // Passes on the queued chunks of links[i] that are due.
+  void flush(std::size_t i, clock::time_point now) {
+    auto& l = links[i];
+    for (const bool to_server : {true, false}) {
+      auto& queue = to_server ? l.to_server : l.to_client;
+      while (l.open() && !queue.empty() && queue.front().due <= now) {
+        const chunk c = std::move(queue.front());
+        queue.pop_front();
+        if (c.end || !write_all(to_server ? l.server : l.client, c.bytes.data(), c.bytes.size())) l.close();
+      }
+    }
   }
 
   void accept_one() {
@@ -104,7 +165,11 @@ struct tcp_proxy::state {
       ::close(client);  // the client sees its connection refused-ish: closed at once
       return;
     }
-    links.push_back({client, server, false});
+    link l;
+    l.client = client;
+    l.server = server;
+    l.frozen = partitioned;
+    links.push_back(std::move(l));
   }
 
   void run() {
@@ -113,15 +178,28 @@ struct tcp_proxy::state {
       // Which fd of the poll set belongs to which link and side.
       std::vector<pollfd> fds{{wake[0], POLLIN, 0}, {listener, POLLIN, 0}};
       std::vector<std::pair<std::size_t, bool>> owners;
+      std::optional<clock::time_point> next_due;
       for (std::size_t i = 0; i < links.size(); ++i) {
-        if (!links[i].open() || links[i].frozen) continue;
-        fds.push_back({links[i].client, POLLIN, 0});
-        owners.emplace_back(i, true);
-        fds.push_back({links[i].server, POLLIN, 0});
-        owners.emplace_back(i, false);
+        const auto& l = links[i];
+        if (!l.open() || l.frozen) continue;
+        if (!l.client_ended) {
+          fds.push_back({l.client, POLLIN, 0});
+          owners.emplace_back(i, true);
+        }
+        if (!l.server_ended) {
+          fds.push_back({l.server, POLLIN, 0});
+          owners.emplace_back(i, false);
+        }
+        for (const auto* queue : {&l.to_server, &l.to_client})
+          if (!queue->empty() && (!next_due || queue->front().due < *next_due)) next_due = queue->front().due;
+      }
+      int timeout_ms = -1;
+      if (next_due) {
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(*next_due - clock::now()).count();
+        timeout_ms = static_cast<int>(std::clamp<std::int64_t>(left, 0, 60'000));
       }
       lock.unlock();
-      const int ready = ::poll(fds.data(), fds.size(), -1);
+      const int ready = ::poll(fds.data(), fds.size(), timeout_ms);
       lock.lock();
       if (ready < 0) continue;  // EINTR
       if (fds[0].revents) {
@@ -137,6 +215,9 @@ struct tcp_proxy::state {
         if (!links[i].open() || links[i].frozen) continue;
         forward(i, from_client);
       }
+      const auto now = clock::now();
+      for (std::size_t i = 0; i < links.size(); ++i)
+        if (links[i].open() && !links[i].frozen) flush(i, now);
     }
   }
 };
@@ -205,8 +286,16 @@ void tcp_proxy::freeze() {
   state_->poke();  // drop them from the poll set
 }
 
+void tcp_proxy::partition() {
+  std::lock_guard lock(state_->mu);
+  state_->partitioned = true;
+  for (auto& l : state_->links) l.frozen = true;
+  state_->poke();
+}
+
 void tcp_proxy::thaw() {
   std::lock_guard lock(state_->mu);
+  state_->partitioned = false;
   for (auto& l : state_->links) l.frozen = false;
   state_->poke();
 }
@@ -215,6 +304,18 @@ void tcp_proxy::cut(std::size_t index) {
   std::lock_guard lock(state_->mu);
   if (index < state_->links.size()) state_->links[index].close();
   state_->poke();
+}
+
+void tcp_proxy::set_delay(std::chrono::milliseconds to_server, std::chrono::milliseconds to_client) {
+  std::lock_guard lock(state_->mu);
+  state_->delay_to_server = to_server;
+  state_->delay_to_client = to_client;
+}
+
+void tcp_proxy::set_stalls(double chance, std::chrono::milliseconds stall) {
+  std::lock_guard lock(state_->mu);
+  state_->stall_chance = chance;
+  state_->stall = stall;
 }
 
 }  // namespace sqllock::test
