@@ -5,3 +5,7 @@
 sqllock_add_test(core_timing_unit_test
   SOURCES unit/lease_unit_test.cpp unit/keepalive_unit_test.cpp support/fake_connection.cpp
   TIMEOUT 60)
+
+# The statement timer that cuts off a statement past its bound, and how a statement's bound is
+# computed (driver/statement_timer.hpp, driver/statement_bound.hpp): explicit times, socketpairs.
+sqllock_add_test(statement_timer_unit_test SOURCES unit/statement_timer_unit_test.cpp TIMEOUT 60)

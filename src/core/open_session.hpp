@@ -9,10 +9,16 @@
 
 namespace sqllock::detail {
 
+// database_options::statement_timeout's default.
+inline constexpr std::chrono::milliseconds kDefaultStatementTimeout{10000};
+
 // Connects with the driver spec.driver names (driver/open.hpp), then runs the dialect's session
-// set-up (dialect/dialect.hpp) on the new session. Throws not_supported when that driver was not
-// built in, connection_error when the server cannot be reached within `timeout`, backend_error
-// when the server refuses the set-up.
-std::unique_ptr<connection> open_connection(const connection_spec& spec, std::chrono::milliseconds timeout);
+// set-up (dialect/dialect.hpp) on the new session. Every statement on the connection, the set-up's
+// too, is bounded by `statement_timeout` (driver/bounded_connection.hpp). A caller's deadline in
+// force on this thread (driver/statement_bound.hpp) shortens the connect timeout too, to no less
+// than a second. Throws not_supported when that driver was not built in, connection_error when the
+// server cannot be reached within `timeout`, backend_error when the server refuses the set-up.
+std::unique_ptr<connection> open_connection(const connection_spec& spec, std::chrono::milliseconds timeout,
+                                            std::chrono::milliseconds statement_timeout = kDefaultStatementTimeout);
 
 }  // namespace sqllock::detail

@@ -42,8 +42,10 @@ void bind(sql::PreparedStatement& ps, unsigned index, const value& v) {
 
 }  // namespace
 
-mysql_connection::mysql_connection(std::unique_ptr<sql::Connection> native, std::string display)
-    : native_(std::move(native)), statements_(placeholder_style::question), display_(std::move(display)) {}
+mysql_connection::mysql_connection(std::unique_ptr<sql::Connection> native, std::string display,
+                                   std::optional<found_socket> socket)
+    : native_(std::move(native)), statements_(placeholder_style::question), display_(std::move(display)),
+      socket_(socket) {}
 
 mysql_connection::mysql_connection(sql::Connection& borrowed, std::string display)
     : native_(&borrowed), statements_(placeholder_style::question), display_(std::move(display)), borrowed_(true) {}

@@ -1,0 +1,17 @@
+#include "sqllock/statement_deadline.hpp"
+
+#include <algorithm>
+
+#include "driver/statement_bound.hpp"
+
+namespace sqllock {
+
+statement_deadline::statement_deadline(std::chrono::steady_clock::time_point deadline) noexcept
+    : saved_(detail::this_thread_statement_limits().not_after) {
+  auto& limits = detail::this_thread_statement_limits();
+  limits.not_after = std::min(limits.not_after, detail::with_grace(deadline));
+}
+
+statement_deadline::~statement_deadline() { detail::this_thread_statement_limits().not_after = saved_; }
+
+}  // namespace sqllock
