@@ -10,7 +10,9 @@
 
 #include "core/database_impl.hpp"
 #include "driver/statement_bound.hpp"
+#include "sqllock/advisory_lock.hpp"
 #include "sqllock/error.hpp"
+#include "sqllock/named_lock.hpp"
 #include "sqllock/table_lock.hpp"
 #include "support/lock_fixture.hpp"
 #include "support/tcp_proxy.hpp"
@@ -105,6 +107,34 @@ TEST_P(StatementBoundTest, AReleaseOnAFrozenConnectionEndsAtItsBoundWithOutcomeU
   const auto took = since(start);
   report("release()", took);
   EXPECT_LE(took, 1s + kSlack);
+}
+
+// A session lock's timed wait (advisory_lock: pg_advisory_lock under lock_timeout; named_lock:
+// GET_LOCK with a timeout) is one statement that waits on the server: its bound covers the wait.
+template <class L>
+void wait_longer_than_the_bound(const database& bounded, const database& other, const std::string& name) {
+  L holder(other, name);
+  holder.lock();
+  L waiter(bounded, name);
+  const auto start = clock_type::now();
+  EXPECT_FALSE(waiter.try_lock_for(2s)) << "held elsewhere all along";
+  const auto took = since(start);
+  std::printf("[ info ] a 2 s server-side wait under a 500 ms bound ended after %lld ms\n",
+              static_cast<long long>(took.count()));
+  EXPECT_GE(took, 1900ms) << "the wait was cut off by the statement bound";
+  EXPECT_LE(took, 2s + kSlack);
+  holder.unlock();
+}
+
+TEST_P(StatementBoundTest, AServerSideLockWaitLongerThanTheBoundIsNotCutOff) {
+  database_options o;
+  o.table = table_;
+  const database bounded(with_query(GetParam().uri, "statement_timeout=500ms"), o);
+  const std::string name = unique_name("long_wait");
+  if (GetParam().dialect == dialect_kind::postgresql)
+    wait_longer_than_the_bound<advisory_lock>(bounded, open(), name);
+  else
+    wait_longer_than_the_bound<named_lock>(bounded, open(), name);
 }
 
 INSTANTIATE_TEST_SUITE_P(Servers, StatementBoundTest, ::testing::ValuesIn(server_targets()),

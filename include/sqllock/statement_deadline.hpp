@@ -23,8 +23,9 @@ namespace sqllock {
 
 class SQLLOCK_API statement_deadline {
  public:
-  // Bounds the calling thread's statements by `deadline` (plus 1 s) until destroyed.
-  // steady_clock::time_point::max() bounds nothing more. Never throws.
+  // Bounds the calling thread's statements by `deadline` (plus 1 s) until destroyed; a deadline
+  // already passed, by now plus 1 s (room for one attempt). steady_clock::time_point::max()
+  // bounds nothing more. Never throws.
   explicit statement_deadline(std::chrono::steady_clock::time_point deadline) noexcept;
   // Restores the bound in force before. Destroy it on the thread that made it (a local variable).
   ~statement_deadline();

@@ -148,6 +148,13 @@ TEST(StatementBound, IsTheConnectionsBoundUnlessTheThreadSaysOtherwise) {
     EXPECT_EQ(deadline_of_statement(now, 10s).at, now + 3s + kDeadlineGrace) << "a caller's deadline still applies";
   }
   {
+    const auto before = clock_type::now();
+    const statement_deadline passed(clock_type::time_point::min());
+    const auto at = deadline_of_statement(clock_type::now(), 10s).at;
+    EXPECT_GE(at, before + kDeadlineGrace) << "a deadline already passed leaves room for one attempt";
+    EXPECT_LE(at, clock_type::now() + kDeadlineGrace);
+  }
+  {
     const statement_deadline forever(clock_type::time_point::max());
     EXPECT_EQ(deadline_of_statement(now, 10s).at, now + 10s) << "max() bounds nothing more";
   }
