@@ -13,6 +13,7 @@
 #include "sqllock/advisory_lock.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/named_lock.hpp"
+#include "sqllock/reaper.hpp"
 #include "sqllock/table_lock.hpp"
 #include "support/lock_fixture.hpp"
 #include "support/tcp_proxy.hpp"
@@ -106,6 +107,18 @@ TEST_P(StatementBoundTest, AReleaseOnAFrozenConnectionEndsAtItsBoundWithOutcomeU
   EXPECT_THROW(lock.release(), outcome_unknown) << "the release may have committed";
   const auto took = since(start);
   report("release()", took);
+  EXPECT_LE(took, 1s + kSlack);
+}
+
+TEST_P(StatementBoundTest, AReaperPassOnAFrozenConnectionEndsAtItsBound) {
+  tcp_proxy proxy(GetParam().uri);
+  const database db = through(proxy, "statement_timeout=1s");
+  EXPECT_EQ(reap(db), 0u) << "connected: nothing to reap";
+  proxy.freeze();
+  const auto start = clock_type::now();
+  EXPECT_THROW(reap(db), connection_error);
+  const auto took = since(start);
+  report("reap()", took);
   EXPECT_LE(took, 1s + kSlack);
 }
 
