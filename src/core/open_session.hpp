@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
 
 #include "common/uri.hpp"
 #include "driver/connection.hpp"
@@ -20,5 +21,13 @@ inline constexpr std::chrono::milliseconds kDefaultStatementTimeout{10000};
 // server cannot be reached within `timeout`, backend_error when the server refuses the set-up.
 std::unique_ptr<connection> open_connection(const connection_spec& spec, std::chrono::milliseconds timeout,
                                             std::chrono::milliseconds statement_timeout = kDefaultStatementTimeout);
+
+// Prepares on `conn` what the lease watchdog (the renewal of `table`'s lock rows) and, on
+// PostgreSQL, the session keepalive (session_is_mine) send periodically, so that their first run on
+// this connection costs one round trip, not two — over a slow link the second could make a lease
+// lapse or a live session look dead. A server that refuses (no table yet: migrate() has not run;
+// no privilege) changes nothing: the statement is prepared on first use then. Throws
+// connection_error when the connection breaks.
+void prepare_periodic_statements(connection& conn, dialect_kind kind, const std::string& table);
 
 }  // namespace sqllock::detail

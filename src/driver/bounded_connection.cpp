@@ -72,6 +72,13 @@ result bounded_connection::exec(std::string_view sql, std::span<const value> par
   return bounded([&] { return inner_->exec(sql, params); });
 }
 
+void bounded_connection::prepare(std::string_view sql, std::size_t param_count) {
+  bounded([&] {
+    inner_->prepare(sql, param_count);
+    return 0;
+  });
+}
+
 result bounded_connection::exec_direct(std::string_view sql) {
   return bounded([&] { return inner_->exec_direct(sql); });
 }

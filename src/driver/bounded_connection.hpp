@@ -34,6 +34,7 @@ class bounded_connection final : public connection, public notification_source {
 
   result exec(std::string_view sql, std::span<const value> params) override;
   result exec_direct(std::string_view sql) override;
+  void prepare(std::string_view sql, std::size_t param_count) override;
   bool broken() const noexcept override { return cut_ || inner_->broken(); }
   int socket() const noexcept override { return cut_ ? -1 : inner_->socket(); }
   void abandon() noexcept override { inner_->abandon(); }

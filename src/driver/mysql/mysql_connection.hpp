@@ -38,6 +38,7 @@ class mysql_connection final : public connection {
 
   result exec(std::string_view sql, std::span<const value> params) override;
   result exec_direct(std::string_view sql) override;
+  void prepare(std::string_view sql, std::size_t param_count) override;
   bool broken() const noexcept override { return broken_; }
   int socket() const noexcept override { return broken_ || !socket_ ? -1 : socket_still_open(*socket_); }
   void abandon() noexcept override;
@@ -54,6 +55,9 @@ class mysql_connection final : public connection {
   std::unique_ptr<sql::Connection> native_;
   // Declared after native_: prepared statements must be closed before their connection.
   statement_cache<std::unique_ptr<sql::PreparedStatement>> statements_;
+  // The cache entry of `sql`, prepared on the server on first use (a round trip).
+  statement_cache<std::unique_ptr<sql::PreparedStatement>>::entry& cached(std::string_view sql,
+                                                                          std::size_t param_count);
   std::string display_;
   bool broken_ = false;
   bool borrowed_ = false;  // native_ belongs to the application: released, never deleted
