@@ -70,17 +70,22 @@ statement_timer::ticket statement_timer::arm(int socket, clock::time_point deadl
   const int fd = ::fcntl(socket, F_DUPFD_CLOEXEC, 0);
   if (fd < 0) return {};  // out of descriptors: the statement runs unwatched
   std::lock_guard lock(mu_);
-  entries_.push_back({fd, deadline});
-  if (threaded_) {
-    if (!thread_.joinable()) start_thread_locked();
-    if (deadline < wake_at_) changed_.notify_all();
+  if (threaded_ && !thread_.joinable() && !start_thread_locked()) {
+    ::close(fd);
+    return {};  // no thread to be had now: the statement runs unwatched, the next one tries again
   }
+  entries_.push_back({fd, deadline});
+  if (threaded_ && deadline < wake_at_) changed_.notify_all();
   return ticket(this, std::prev(entries_.end()));
 }
 
-void statement_timer::start_thread_locked() {
-  // The thread keeps nothing of the caller's: it blocks no signal the caller would expect.
-  thread_ = std::jthread([this](std::stop_token stop) { run(std::move(stop)); });
+bool statement_timer::start_thread_locked() noexcept {
+  try {
+    thread_ = std::jthread([this](std::stop_token stop) { run(std::move(stop)); });
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
 }
 
 statement_timer::clock::time_point statement_timer::fire_due(clock::time_point now) {

@@ -81,7 +81,7 @@ class statement_timer {
 
  private:
   void run(std::stop_token stop);
-  void start_thread_locked();
+  bool start_thread_locked() noexcept;  // false when no thread can be had
 
   mutable std::mutex mu_;
   std::condition_variable_any changed_;

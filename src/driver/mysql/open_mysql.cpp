@@ -26,10 +26,11 @@ std::string host_address(const connection_spec& spec) {
 }
 
 // sqllock's own connects to MySQL run one at a time where they can, so that each finds its socket
-// unambiguously (driver/socket_discovery.hpp). A connect that cannot have the turn within its own
-// timeout (others are slow to connect) goes ahead anyway, and finds its socket when no other
-// appeared meanwhile.
+// unambiguously (driver/socket_discovery.hpp). A connect that cannot have the turn within
+// kTurnWait (others are slow to connect: the server is far or down) goes ahead anyway, and finds
+// its socket when no other appeared meanwhile; so a connect waits at most kTurnWait longer.
 std::timed_mutex connect_turn;
+constexpr std::chrono::milliseconds kTurnWait{250};
 
 }  // namespace
 
@@ -46,7 +47,7 @@ std::unique_ptr<connection> open_mysql(const connection_spec& spec, std::chrono:
   options["OPT_CHARSET_NAME"] = sql::SQLString("utf8mb4");
 
   std::unique_lock turn(connect_turn, std::defer_lock);
-  (void)turn.try_lock_for(timeout);
+  (void)turn.try_lock_for(std::min(timeout, kTurnWait));
   const std::vector<ino_t> before = socket_inodes();
   std::unique_ptr<sql::Connection> native;
   try {
