@@ -1,13 +1,11 @@
 #include "core/lease_registry.hpp"
 
 #include <algorithm>
-#include <optional>
 #include <set>
 
 #include "core/database_impl.hpp"
 #include "core/permit_store.hpp"
 #include "core/queue_store.hpp"
-#include "core/wait_bounds.hpp"
 #include "dialect/renewal_sql.hpp"
 #include "common/identity.hpp"
 #include "sqllock/error.hpp"
@@ -200,20 +198,15 @@ unsigned table_of(lease_store store) {
 callbacks lease_registry::renew_once() {
   const auto sent = clock_.now();
   unsigned tables = 0;
-  std::optional<steady::time_point> earliest;  // the first deadline this renewal could save
   {
     std::lock_guard lock(mu_);
     for (const auto& [k, s] : slots_) {
       if (s->depth == 0 || s->loss.fired() || !s->auto_renew) continue;
       tables |= table_of(s->store);
-      earliest = std::min(earliest.value_or(s->deadline), s->deadline);
     }
   }
   std::vector<held_lease> held;
   try {
-    // Past that deadline (+ the grace) a stalled renewal saves nothing more for that hold, whose
-    // holder has been told; cut off, it lets the next one go out on a fresh connection at once.
-    const caller_deadline bound(earliest);
     held = renew_stores(tables ? tables : renew_locks);
   } catch (const std::exception&) {
     // Try again soon; holds whose deadline passes meanwhile are expired by the caller.
