@@ -7,6 +7,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/pinned_session.hpp"
 #include "core/session_lock.hpp"
@@ -43,6 +44,7 @@ struct session_fixture {
   explicit session_fixture(std::chrono::milliseconds keepalive) {
     h.server->on("LOCK", rows({}));
     h.server->on("UNLOCK", rows({}));
+    h.server->on(dead_peer_limit().set, rows({}));
     sqllock::session_lock_options o;
     o.keepalive = keepalive;
     o.on_lost = [this] {
@@ -51,6 +53,10 @@ struct session_fixture {
     };
     o.on_unlock_error = [](const std::exception&) {};
     lock = std::make_unique<d::session_lock>(h.db, std::make_unique<fake_protocol>(), o);
+  }
+  // The statement that sets the server's own dead-peer limit on the session.
+  d::dead_peer_limit_sql dead_peer_limit() const {
+    return *d::dead_peer_limit_statements(h.impl.spec(), std::chrono::seconds(1));
   }
   // Takes the lock; returns when (fake time) the keepalive period started.
   fake_clock::time_point take() {
@@ -144,6 +150,19 @@ TEST(KeepaliveUnitTest, APingFoundOverdueByALateKeepaliveGets250msMoreOnce) {
   ASSERT_TRUE(eventually([&] { return f.lost.load(); })) << "the reprieve never ended";
   EXPECT_GE(f.lost_at.load(), sent + 900ms + 250ms);
   network->open();
+}
+
+// The server ends a silent session by its own clock only after the holder's verdict: the limit
+// sent on the session is 2 × keepalive + 2 s, in whole seconds (300 ms: 3 s).
+TEST(KeepaliveUnitTest, TheSessionAsksTheServerToEndItOnlyAfterTheHoldersOwnVerdict) {
+  session_fixture f(300ms);
+  f.take();
+  std::vector<std::string> sent;
+  for (const auto& c : f.h.server->calls())
+    if (c.sql == f.dead_peer_limit().set)
+      for (const auto& v : c.params) sent.push_back(std::to_string(std::get<std::int64_t>(v)));
+  // PostgreSQL: keepalive idle (limit - 3 probes of 1 s, at least 1), interval, count, user timeout.
+  EXPECT_EQ(sent, (std::vector<std::string>{"1", "1", "3", "3000"}));
 }
 
 }  // namespace
