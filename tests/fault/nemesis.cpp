@@ -207,7 +207,7 @@ void nemesis::session_kill() {
     const auto uris = servers_->session_uris();
     database admin(uris[std::uniform_int_distribution<std::size_t>(0, uris.size() - 1)(rng_)]);
     const std::int64_t found_at = mono_ns();
-    auto victims = find_victims(admin, cfg_.kind, cfg_.resources, workers_.living());
+    auto victims = find_victims(admin, cfg_.kind, cfg_.resources, servers_->session_clients(workers_.living()));
     if (victims.empty()) return;
     const auto v = victims[std::uniform_int_distribution<std::size_t>(0, victims.size() - 1)(rng_)];
     const std::int64_t start = mono_ns();
