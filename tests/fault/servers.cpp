@@ -114,6 +114,7 @@ class pooled_server : public standalone_server {
     if (pid <= 0) return {};
     return {pid};
   }
+  bool pooled() const override { return true; }
 
  private:
   std::string pooler_uri_;

@@ -49,6 +49,8 @@ class server_setup {
   // The processes whose sessions on those servers the nemesis may kill, given the living
   // workers: the workers themselves, or the pooler that holds the server sessions for them.
   virtual std::vector<pid_t> session_clients(const std::vector<pid_t>& workers) const { return workers; }
+  // Whether those are a pooler's server sessions, which serve a client only inside a transaction.
+  virtual bool pooled() const { return false; }
 
   // The setup's server faults, in the order a run rotates through them.
   virtual std::vector<std::string> fault_kinds() const = 0;
