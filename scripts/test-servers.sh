@@ -23,7 +23,8 @@
 # transaction pooling mode with a pool of 2 server connections per database and user (so clients
 # share server connections, as behind a production pooler), trust authentication for postgres and
 # sqllock_runtime, the database sqllock_test plus a wildcard entry for the databases tests create,
-# and an admin console (database pgbouncer, user postgres). DIR/env gets
+# and an admin console (database pgbouncer, user postgres), retrying a failed server login after
+# 1 s (server_login_retry; the default 15 s outlasts a restart test). DIR/env gets
 # SQLLOCK_TEST_PGBOUNCER_URI (as sqllock_runtime), SQLLOCK_TEST_PGBOUNCER_OWNER_URI (as postgres),
 # SQLLOCK_TEST_PGBOUNCER_PORT, _PIDFILE, _INI and _LOG. It is not started when PostgreSQL comes from
 # the environment, or when SQLLOCK_TEST_PGBOUNCER_URI is set (that URI, and
@@ -172,6 +173,9 @@ default_pool_size = 2
 max_client_conn = 200
 ignore_startup_parameters = extra_float_digits,options
 admin_users = postgres
+; Tests restart PostgreSQL behind it: after a failed server login (one during the restart) the
+; default 15 s would refuse every client for 15 s ("server login has been failing").
+server_login_retry = 1
 EOF
 }
 

@@ -74,6 +74,28 @@ sqllock_fault_test(rw.postgresql --database postgresql --kind rw)
 sqllock_fault_test(rw.mariadb --database mariadb --kind rw)
 sqllock_fault_test(rw.sqlite --database sqlite --kind rw)
 
+# Through PgBouncer (--via pgbouncer): the workers' lock connections go through their proxy (the
+# network faults) to the PgBouncer in transaction mode that scripts/test-servers.sh starts in front
+# of the run's PostgreSQL, with ?prepare=off; their sections, the reaper, the probes and the checks
+# go to PostgreSQL directly. The restarts are PostgreSQL's behind the pooler, a session kill ends
+# one of the pooler's server sessions. One run per lock kind sqllock supports behind a
+# transaction-mode pooler (not advisory_lock, whose session-level lock is refused or lost there).
+# The table run is in the quick tier; the other five only in the full tier (label full_only, which
+# the quick tier's presets leave out): six more 20 s runs would add about half a minute to it.
+sqllock_fault_test(table.pgbouncer --database postgresql --kind table --via pgbouncer)
+foreach(kind semaphore latch multi fair rw)
+  set(args)
+  if(kind STREQUAL "semaphore")
+    set(args --permits 2)
+  elseif(kind STREQUAL "latch")
+    set(args --latch-count 8)
+  elseif(kind STREQUAL "multi")
+    set(args --names-per-set 3 --resources 6)
+  endif()
+  sqllock_fault_test(${kind}.pgbouncer --database postgresql --kind ${kind} --via pgbouncer ${args})
+  set_tests_properties(fault.${kind}.pgbouncer PROPERTIES LABELS "fault;process;full_only")
+endforeach()
+
 # Negative controls: unsafe peers (tests/fault/rogue_locker.cpp) must be caught, in a
 # short run with the faults that expose them. Label `control`: they check the checkers with peers
 # that are not sqllock's code, so the sanitizer suite leaves them out.

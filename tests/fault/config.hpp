@@ -87,6 +87,11 @@ struct run_config {
   // A run mode: each lock kind of `kinds` must be refused (not_supported) by every worker's
   // first lock call.
   bool expect_refusal = false;
+  // --via pgbouncer: the workers' lock connections go through the PgBouncer (transaction pooling,
+  // 2 server connections) that scripts/test-servers.sh starts in front of the standalone
+  // PostgreSQL, with ?prepare=off — worker, its proxy (network faults), PgBouncer, PostgreSQL.
+  // Their sections' handle, the reaper, the probes and the checks connect to PostgreSQL directly.
+  bool via_pgbouncer = false;
 };
 
 std::string to_string(lock_kind k);
@@ -116,6 +121,12 @@ inline bool network_fault(const std::string& kind) { return kind.rfind("net-", 0
 // through a proxy: on a standalone server (SQLite has no network; the HA setups' multi-host and
 // per-node URIs are not proxied), by default or when --faults names one.
 bool injects_network_faults(const run_config& c);
+
+// The lock kinds run behind a transaction-mode pooler (--via pgbouncer): not the session-level
+// ones (advisory_lock, whose lock stays with a shared server session; named_lock is MariaDB's), and
+// not row locks: they have no lost signal, their holder is excused only by a kill of its own
+// session, and the nemesis cannot tell whose transaction a pooler's server session runs.
+inline bool poolable(lock_kind k) { return k != lock_kind::advisory && k != lock_kind::named && k != lock_kind::row; }
 
 // The reaper period the controller uses: L / 2.
 inline std::chrono::milliseconds reaper_period(const run_config& c) { return c.lease / 2; }

@@ -164,6 +164,7 @@ std::string flag_value(const run_config& cfg) {
   s << " lease_ms=" << cfg.lease.count() << " keepalive_ms=" << cfg.keepalive.count()
     << " fault_every_ms=" << cfg.fault_every.count() << " restarts=" << cfg.restarts;
   if (cfg.setup != setup_kind::standalone) s << " setup=" << to_string(cfg.setup);
+  if (cfg.via_pgbouncer) s << " via=pgbouncer";
   if (!cfg.lock_uri_params.empty()) s << " uri_params=" << cfg.lock_uri_params;
   if (cfg.expect_refusal) s << " expect_refusal";
   return s.str();
@@ -193,6 +194,8 @@ fleet::argv_fn worker_command(const controller_args& a, const run_config& cfg, c
                                     "worker",
                                     "--uri",
                                     with_params(servers ? servers->worker_uri(slot) : uri, cfg.lock_uri_params),
+                                    "--data-uri",
+                                    with_params(servers ? servers->data_uri(slot) : uri, cfg.lock_uri_params),
                                     "--database",
                                     std::string(to_string(cfg.dialect)),
                                     "--kind",

@@ -9,7 +9,7 @@
 //                 [--resources K] [--lease-ms L] [--keepalive-ms K] [--fault-every-ms F]
 //                 [--restarts R] [--faults crash,pause-short,pause-long,pause-xlong,session-kill,
 //                                   net-partition,net-stall,net-latency,net-retransmit]
-//                 [--uri-params K=V&…] [--dir DIR] [--keep]
+//                 [--via direct|pgbouncer] [--uri-params K=V&…] [--dir DIR] [--keep]
 //   sqllock_fault worker …   (started by the controller)
 //
 // --seconds defaults to $SQLLOCK_FAULT_SECONDS, else 60 (600 with --long); --fault-every-ms to
@@ -23,7 +23,10 @@
 // (kill-primary, kill-node): 1 by default, one a minute with --long. --uri-params adds query
 // parameters to the URIs the locks use (e.g. galera=pinned). --expect-refusal: the lock kind
 // must be refused (not_supported) by every worker's first lock call, for each kind of the
-// --kind list in turn (one fleet each); nothing else is run.
+// --kind list in turn (one fleet each); nothing else is run. --via pgbouncer (standalone
+// PostgreSQL; kinds table, semaphore, latch, multi, fair, rw: fault/config.hpp's poolable) sends
+// the workers' lock connections through PgBouncer in transaction mode with ?prepare=off; the
+// session kills then end the pooler's server sessions (fault/nemesis.hpp).
 // Exit status: 0 when every checker found 0 violations — or, with --expect-violation (negative
 // controls), when each named checker found at least one; 1 otherwise; 2 usage error; 3 the run
 // could not be set up; 77 skipped (no private server can be started, or SQLLOCK_TEST_*_URI
@@ -113,6 +116,10 @@ run_config config_of(const options& o) {
   c.setup = parse_setup(text(o, "setup", "standalone"));
   c.lock_uri_params = text(o, "uri-params", "");
   c.expect_refusal = o.expect_refusal;
+  const std::string via = text(o, "via", "direct");
+  if (via != "direct" && via != "pgbouncer")
+    throw std::invalid_argument("unknown --via '" + via + "' (direct, pgbouncer)");
+  c.via_pgbouncer = via == "pgbouncer";
   c.duration = std::chrono::seconds(number(o, "seconds", o.long_mode ? 600 : env_number("SQLLOCK_FAULT_SECONDS", 60)));
   c.processes = static_cast<int>(number(o, "processes", o.long_mode ? 4 : 3));
   c.threads = static_cast<int>(number(o, "threads", o.long_mode ? 6 : 4));
@@ -169,6 +176,13 @@ run_config config_of(const options& o) {
   if (c.setup != setup_kind::standalone && queued(c.kind))
     throw std::invalid_argument("--kind fair and rw run on a standalone server (no HA setup checks them yet)");
   const bool pg = c.dialect == sqllock::dialect_kind::postgresql, my = c.dialect == sqllock::dialect_kind::mysql;
+  if (c.via_pgbouncer && (!pg || c.setup != setup_kind::standalone || c.expect_refusal))
+    throw std::invalid_argument(
+        "--via pgbouncer needs --database postgresql on a standalone server, no --expect-refusal");
+  if (c.via_pgbouncer && !poolable(c.kind))
+    throw std::invalid_argument("lock kind " + to_string(c.kind) +
+                                " is not run through PgBouncer (--via pgbouncer takes table, semaphore, latch, multi,"
+                                " fair, rw; docs/reliability.md, \"PgBouncer runs\")");
   if ((c.setup == setup_kind::pgaf && !pg) || (c.setup == setup_kind::galera && !my))
     throw std::invalid_argument("--setup pgaf needs --database postgresql, --setup galera --database mariadb");
   for (const auto k : c.kinds)
@@ -182,6 +196,7 @@ int worker_main(int argc, char** argv) {
   worker_args w;
   w.cfg = config_of(o);
   w.uri = text(o, "uri", "");
+  w.data_uri = text(o, "data-uri", w.uri);
   w.history = text(o, "history", "");
   w.board_path = text(o, "board", "");
   w.slot = static_cast<int>(number(o, "slot", 0));

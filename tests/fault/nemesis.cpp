@@ -206,8 +206,24 @@ void nemesis::session_kill() {
   try {
     const auto uris = servers_->session_uris();
     database admin(uris[std::uniform_int_distribution<std::size_t>(0, uris.size() - 1)(rng_)]);
-    const std::int64_t found_at = mono_ns();
-    auto victims = find_victims(admin, cfg_.kind, cfg_.resources, workers_.living());
+    std::int64_t found_at = mono_ns();
+    auto victims = find_victims(admin, cfg_.kind, cfg_.resources, servers_->session_clients(workers_.living()));
+    // A pooler's server session matters while a client's transaction runs on it: one of those, if
+    // one is caught within L/4 (else any, which only the pooler notices).
+    if (servers_->pooled()) {
+      const std::int64_t give_up = mono_ns() + std::chrono::nanoseconds(cfg_.lease / 4).count();
+      while (!victims.empty()) {
+        const std::int64_t start = mono_ns();
+        if (const auto v = kill_one_in_transaction(admin, victims)) {
+          record({"session-kill", v->pid, start, mono_ns(), v->session, found_at});
+          return;
+        }
+        if (mono_ns() >= give_up) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        found_at = mono_ns();
+        victims = find_victims(admin, cfg_.kind, cfg_.resources, servers_->session_clients(workers_.living()));
+      }
+    }
     if (victims.empty()) return;
     const auto v = victims[std::uniform_int_distribution<std::size_t>(0, victims.size() - 1)(rng_)];
     const std::int64_t start = mono_ns();

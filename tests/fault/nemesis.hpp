@@ -4,7 +4,11 @@
 //   pause-short        SIGSTOP … SIGCONT of a holder for L/4 (must be harmless)
 //   pause-long         … for 1.5 L (a table lease runs out)
 //   pause-xlong        … for 3 L
-//   session-kill       pg_terminate_backend / KILL of a lock-holding session (PostgreSQL, MariaDB)
+//   session-kill       pg_terminate_backend / KILL of a lock-holding session (PostgreSQL, MariaDB);
+//                      --via pgbouncer: of one of PgBouncer's server sessions (the workers' locks
+//                      keep none of their own), one inside a transaction if one is seen within L/4,
+//                      logged with PgBouncer's pid, so that it excuses no worker's violation; the
+//                      client whose transaction runs on it loses its connection
 //   restart-fast       clean server restart (pg_ctl -m fast / SIGTERM)
 //   restart-immediate  server crash (SIGKILL of every server process) and start
 //   kill-primary       pg_auto_failover: SIGKILL of the primary's node, until the standby accepts

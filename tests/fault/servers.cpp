@@ -1,5 +1,6 @@
 #include "fault/servers.hpp"
 
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -92,6 +93,32 @@ class standalone_server : public scripted_setup {
 
  private:
   std::string uri_;
+};
+
+// The standalone PostgreSQL behind the PgBouncer that scripts/test-servers.sh starts in front of
+// it (transaction pooling; the script's header), which the workers' locks go through.
+class pooled_server : public standalone_server {
+ public:
+  pooled_server(const std::string& script, const std::filesystem::path& dir)
+      : standalone_server(script, dir, dialect_kind::postgresql),
+        pooler_uri_(ctl().setting("SQLLOCK_TEST_PGBOUNCER_OWNER_URI") + "?prepare=off"),
+        pidfile_(ctl().setting("SQLLOCK_TEST_PGBOUNCER_PIDFILE")) {}
+
+  std::string worker_uri(int) const override { return pooler_uri_; }
+  std::string data_uri(int) const override { return uri(); }
+  // PgBouncer's process (its pid file is read each time): its server connections are the
+  // sessions the workers' locks use.
+  std::vector<pid_t> session_clients(const std::vector<pid_t>&) const override {
+    pid_t pid = 0;
+    std::ifstream(pidfile_) >> pid;
+    if (pid <= 0) return {};
+    return {pid};
+  }
+  bool pooled() const override { return true; }
+
+ private:
+  std::string pooler_uri_;
+  std::string pidfile_;
 };
 
 // A cluster of scripts/ha-servers.sh: `start-<cluster>`.
@@ -205,6 +232,7 @@ std::unique_ptr<server_setup> start_servers(const run_config& cfg, const server_
   switch (cfg.setup) {
     case setup_kind::standalone:
       if (cfg.dialect == dialect_kind::sqlite) return nullptr;
+      if (cfg.via_pgbouncer) return std::make_unique<pooled_server>(scripts.standalone, run_dir / "server");
       return std::make_unique<standalone_server>(scripts.standalone, run_dir / "server", cfg.dialect);
     case setup_kind::pgaf: return std::make_unique<pgaf_cluster>(scripts.ha, run_dir / "pgaf");
     case setup_kind::galera: return std::make_unique<galera_cluster>(scripts.ha, run_dir / "galera", cfg.lease * 2);

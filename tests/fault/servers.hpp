@@ -2,7 +2,11 @@
 // their own: the nemesis restarts and kills them, so they must never be the servers other tests
 // share. Three setups (run_config::setup) behind one interface:
 //   standalone  one PostgreSQL or MariaDB server (scripts/test-servers.sh); faults: restart-fast,
-//               restart-immediate
+//               restart-immediate. With run_config::via_pgbouncer, the script's PgBouncer
+//               (transaction pooling) in front of that PostgreSQL: the workers' lock URI is
+//               PgBouncer's with ?prepare=off, their sections' the server's, and the sessions the
+//               nemesis kills are PgBouncer's server connections; the restarts are PostgreSQL's,
+//               behind PgBouncer, which stays up and reconnects
 //   pgaf        pg_auto_failover: monitor, primary and synchronous standby (scripts/ha-servers.sh),
 //               reached through a multi-host URI (target_session_attrs=read-write); fault:
 //               kill-primary (SIGKILL of the primary's whole node, until the standby, promoted,
@@ -10,6 +14,8 @@
 //   galera      three MariaDB Galera nodes (scripts/ha-servers.sh), worker i on node i % 3 + 1;
 //               fault: kill-node (SIGKILL of node 3, down for 2 L, then started until synced)
 #pragma once
+
+#include <sys/types.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -35,8 +41,16 @@ class server_setup {
   virtual const std::string& uri() const = 0;
   // The URI worker process `slot` connects through.
   virtual std::string worker_uri(int /*slot*/) const { return uri(); }
+  // The URI worker process `slot`'s critical sections write through, around what worker_uri()
+  // passes through (a pooler); the same URI without one.
+  virtual std::string data_uri(int slot) const { return worker_uri(slot); }
   // Administrator URIs of the servers whose sessions the nemesis may kill.
   virtual std::vector<std::string> session_uris() const { return {uri()}; }
+  // The processes whose sessions on those servers the nemesis may kill, given the living
+  // workers: the workers themselves, or the pooler that holds the server sessions for them.
+  virtual std::vector<pid_t> session_clients(const std::vector<pid_t>& workers) const { return workers; }
+  // Whether those are a pooler's server sessions, which serve a client only inside a transaction.
+  virtual bool pooled() const { return false; }
 
   // The setup's server faults, in the order a run rotates through them.
   virtual std::vector<std::string> fault_kinds() const = 0;

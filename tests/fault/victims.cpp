@@ -50,4 +50,21 @@ std::vector<victim> find_victims(const database& admin, lock_kind kind, int reso
   return out;
 }
 
+std::optional<victim> kill_one_in_transaction(const database& admin, const std::vector<victim>& victims) {
+  if (victims.empty()) return std::nullopt;
+  std::string ids = "{";
+  for (const auto& v : victims) ids += (ids.size() > 1 ? "," : "") + std::to_string(v.session);
+  ids += "}";
+  // LIMIT in the subquery: the state is checked before any session is ended.
+  const auto r = sql(admin,
+                     "SELECT pid FROM (SELECT pid FROM pg_stat_activity WHERE pid = ANY(CAST($1 AS integer[]))"
+                     " AND state IN ('active', 'idle in transaction') LIMIT 1) busy WHERE pg_terminate_backend(pid)",
+                     {ids});
+  if (r.rows.empty() || !r.rows[0][0]) return std::nullopt;
+  const std::int64_t killed = std::stoll(*r.rows[0][0]);
+  for (const auto& v : victims)
+    if (v.session == killed) return v;
+  return std::nullopt;
+}
+
 }  // namespace sqllock::fault

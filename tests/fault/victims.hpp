@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "fault/config.hpp"
@@ -25,6 +26,12 @@ struct victim {
 // Sessions of `kind` among `workers`' connections to `admin`'s server.
 std::vector<victim> find_victims(const database& admin, lock_kind kind, int resources,
                                  const std::vector<pid_t>& workers);
+
+// Ends one of `victims`' sessions that is inside a transaction (PostgreSQL: state active or idle
+// in transaction), found and ended in one statement — behind a pooler, a server session a client's
+// transaction runs on, which a look and a later kill would miss (a lock's transactions last less
+// than a millisecond); nullopt when none was.
+std::optional<victim> kill_one_in_transaction(const database& admin, const std::vector<victim>& victims);
 
 // Ends a victim's session (pg_terminate_backend / KILL): see support/client_sessions.hpp.
 using test::kill_session;

@@ -224,7 +224,8 @@ int run_worker(const worker_args& a) {
   std::optional<database> db = connect(a, link ? link->uri() : a.uri);
   if (!db) return 0;
   std::optional<database> direct;
-  if (link && !(direct = connect(a, a.uri))) return 0;
+  const std::string& data_uri = a.data_uri.empty() ? a.uri : a.data_uri;
+  if ((link || data_uri != a.uri) && !(direct = connect(a, data_uri))) return 0;
   const database& data = direct ? *direct : *db;
   if (a.cfg.kind == lock_kind::latch) return run_latch_worker(a, *db, h, held);
   if (a.cfg.kind == lock_kind::multi) return run_multi_worker(a, *db, data, h, b);

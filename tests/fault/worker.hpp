@@ -7,7 +7,8 @@
 // signals are recorded but not obeyed: the section runs on, so the fence must do the rejecting.
 // With `net` (a run with network faults), the locks' connections go through the process's own
 // proxy (fault/net_link.hpp) and the section's statements through a second handle straight to the
-// server — except a row lock's, which run inside the lock's transaction.
+// server — except a row lock's, which run inside the lock's transaction. The same second handle
+// when the locks go through PgBouncer (--via pgbouncer): to PostgreSQL, around the pooler.
 // A read hold of an rw_lock (fault/queue_holder.hpp) only reads: u and the clock first (A), then,
 // after the hold, u and the clock again (R). Queued kinds wait 3 L in one attempt of four (else
 // 1 s) and record an attempt that gave up (G).
@@ -26,7 +27,8 @@ namespace sqllock::fault {
 
 struct worker_args {
   run_config cfg;
-  std::string uri;
+  std::string uri;       // the locks' (a proxy's in front of it with `net`)
+  std::string data_uri;  // the sections' handle's, when it is not `uri` (--via pgbouncer: the server's)
   std::filesystem::path history;
   std::filesystem::path board_path;
   int slot = 0;

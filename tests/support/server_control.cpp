@@ -51,9 +51,13 @@ void server_control::must(const std::vector<std::string>& actions) const {
 
 run_result server_control::start_only() const {
   const bool pg = dialect_ == dialect_kind::postgresql;
+  // A PgBouncer named in the environment would be copied to state_dir/env instead of the one in
+  // front of this server (the fault harness's --via pgbouncer).
   return script("start", {},
                 {{"SQLLOCK_TEST_PG_URI", pg ? "" : "postgresql://unused.invalid/none"},
-                 {"SQLLOCK_TEST_MYSQL_URI", pg ? "mysql://unused.invalid/none" : ""}});
+                 {"SQLLOCK_TEST_MYSQL_URI", pg ? "mysql://unused.invalid/none" : ""},
+                 {"SQLLOCK_TEST_PGBOUNCER_URI", ""},
+                 {"SQLLOCK_TEST_PGBOUNCER_OWNER_URI", ""}});
 }
 
 std::string server_control::uri() const {

@@ -55,7 +55,8 @@ class server_control {
   // `test-servers.sh start` in state_dir with only the server of the dialect: the script starts
   // no server whose URI is in the environment, so the other one is named with a URI nothing
   // connects to; this server's variable is removed, so that a caller's setting cannot redirect
-  // the servers' users (the fault harness's faults) to another server.
+  // the servers' users (the fault harness's faults) to another server; nor can a PgBouncer's
+  // (SQLLOCK_TEST_PGBOUNCER_URI and _OWNER_URI are removed: PostgreSQL's gets the script's own).
   run_result start_only() const;
   // The server's administrator URI (SQLLOCK_TEST_PG_URI or SQLLOCK_TEST_MYSQL_URI in state_dir/env).
   std::string uri() const;
