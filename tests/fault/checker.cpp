@@ -6,6 +6,8 @@
 #include "fault/queue_check.hpp"
 #include "fault/told_check.hpp"
 
+#include "core/pinned_session.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -324,10 +326,19 @@ class checker {
   // that even with the late-wake reprieve, and the written-off connection is then closed, which
   // frees the lock while the resumed holder is still in its section. That is the contract working
   // (the loss was reported: the lost signal fired), not a violation; without the signal it is one.
+  // On MariaDB a pause as long as the server's own dead-peer limit ends the session outright
+  // (ends_silent_sessions), also before the resumed holder's keepalive could say so.
   // A network partition or stall of the holder's lock connections (net-partition, net-stall) does
   // the same to a session lock: the ping gets no answer. For leased kinds a partition (1.5 L)
   // outlasts the lease like a long pause, while the holder runs on (lost signals are recorded, not
   // obeyed); a stall (L/2) must never cause an overlap.
+  // Whether the server ends a session that stays silent for server_dead_peer_limit (sqllock sets
+  // MariaDB's session wait_timeout to it, core/pinned_session.hpp). A stopped process cannot ping:
+  // a pause that long ends its session and frees its locks — as the lease of a paused holder runs
+  // out — and the holder hears of it only when it runs again. On PostgreSQL the limit is TCP
+  // keepalive, which a paused process's kernel still answers.
+  bool ends_silent_sessions() const { return ev_.cfg.dialect == dialect_kind::mysql; }
+
   std::string explanation(const hold_rec& stale) const {
     const bool lease = leased(ev_.cfg.kind);
     const bool signalled = ev_.cfg.kind == lock_kind::advisory || ev_.cfg.kind == lock_kind::named;
@@ -342,6 +353,10 @@ class checker {
       if (!lease && f.kind == "session-kill") return f.kind;
       const bool cut_off = long_pause || f.kind == "net-partition" || f.kind == "net-stall";
       if (signalled && cut_off && stale.lost_at >= f.start) return f.kind + "-session-written-off";
+      if (signalled && long_pause && ends_silent_sessions() &&
+          f.end - f.start >=
+              std::chrono::nanoseconds(sqllock::detail::server_dead_peer_limit(ev_.cfg.keepalive)).count())
+        return f.kind + "-past-server-limit";
     }
     return "";
   }
