@@ -339,7 +339,7 @@ class checker {
   // keepalive, which a paused process's kernel still answers.
   bool ends_silent_sessions() const { return ev_.cfg.dialect == dialect_kind::mysql; }
 
-  std::string explanation(const hold_rec& stale) const {
+  std::string explanation(const hold_rec& stale, std::int64_t entered) const {
     const bool lease = leased(ev_.cfg.kind);
     const bool signalled = ev_.cfg.kind == lock_kind::advisory || ev_.cfg.kind == lock_kind::named;
     const bool one_writer = ev_.cfg.dialect == dialect_kind::sqlite;
@@ -348,6 +348,12 @@ class checker {
       const bool long_pause = f.kind == "pause-long" || f.kind == "pause-xlong";
       if (f.pid == 0) return f.kind;  // a server fault: restart, kill-primary, rejoin, kill-node
       if (lease && one_writer && long_pause) return f.kind + "-of-a-writer";
+      // A process paused inside a transaction keeps its row locks, and a handle renews all its
+      // leases in one statement: one row it waits for lets every lease of that handle lapse. A
+      // holder told of it (at its local deadline) before the other entered is the contract kept:
+      // workers run on after the signal on purpose, and the fence guards the data.
+      if (lease && long_pause && f.pid != stale.pid && stale.lost_at != 0 && stale.lost_at <= entered)
+        return f.kind + "-of-another-told-in-time";
       if (f.pid != stale.pid) continue;
       if (lease && (long_pause || f.kind == "net-partition")) return f.kind;
       if (!lease && f.kind == "session-kill") return f.kind;
@@ -374,7 +380,7 @@ class checker {
         for (const hold_rec* stale : active) {
           if (!stale->writer && !h->writer) continue;  // read holds share the lock
           max_ns = std::max(max_ns, std::min(stale->end, h->end) - h->start);
-          const std::string why = explanation(*stale);
+          const std::string why = explanation(*stale, h->start);
           if (why.empty()) {
             violation("client-overlap", describe(*stale) + " still inside when " + describe(*h) + " entered");
             continue;
