@@ -171,8 +171,10 @@ run_config config_of(const options& o) {
   if (c.ctl == control::reader_ignores_writer &&
       (c.dialect != sqllock::dialect_kind::postgresql || c.kind != lock_kind::rw))
     throw std::invalid_argument("--control reader-ignores-writer needs --database postgresql --kind rw");
+  // (A worker is not given the run's faults, only --net 1 when they include network faults.)
+  const bool network = injects_network_faults(c) || number(o, "net", 0) != 0;
   if (c.ctl == control::told_on_return &&
-      (c.dialect == sqllock::dialect_kind::sqlite || c.kind != lock_kind::table || !injects_network_faults(c)))
+      (c.dialect == sqllock::dialect_kind::sqlite || c.kind != lock_kind::table || !network))
     throw std::invalid_argument(
         "--control told-on-return needs --database postgresql or mariadb, --kind table and"
         " network faults");
