@@ -75,10 +75,10 @@ std::uint64_t lease_registry::record_acquired(lease_slot& slot, const acquired& 
     slot.auto_renew = auto_renew;
     slot.recorded_at = clock_.now();
     slot.confirmed_at = sent;
-    slot.deadline = lease_deadline(sent, lease);
     generation = slot.generation;
     start_threads();
-    wake = deadline_schedule_.due_before(slot.deadline) || (auto_renew && renew_schedule_.due_before(renew_due(slot)));
+    wake = deadline_schedule_.due_before(slot.deadline()) ||
+           (auto_renew && renew_schedule_.due_before(renew_due(slot)));
   }
   if (wake) changed_.notify_all();
   run_callbacks(lost);
@@ -87,7 +87,7 @@ std::uint64_t lease_registry::record_acquired(lease_slot& slot, const acquired& 
 
 bool lease_registry::record_granted(lease_slot& slot, std::uint64_t generation) {
   std::lock_guard lock(mu_);
-  if (slot.generation != generation || slot.depth == 0 || slot.loss.fired() || clock_.now() >= slot.deadline)
+  if (slot.generation != generation || slot.depth == 0 || slot.loss.fired() || clock_.now() >= slot.deadline())
     return false;
   slot.queued = false;
   return true;
@@ -137,7 +137,7 @@ hold_view lease_registry::view(const lease_slot& slot) const {
   v.depth = slot.depth;
   v.fence = slot.fence;
   v.generation = slot.generation;
-  v.deadline = slot.deadline;
+  v.deadline = slot.deadline();
   v.stop = slot.loss.token();
   return v;
 }
@@ -152,14 +152,14 @@ steady::time_point lease_registry::next_renewal() const {
 steady::time_point lease_registry::next_deadline() const {
   auto next = steady::time_point::max();
   for (const auto& [k, s] : slots_)
-    if (live(*s)) next = std::min(next, s->deadline);
+    if (live(*s)) next = std::min(next, s->deadline());
   return next;
 }
 
 callbacks lease_registry::expire_overdue(steady::time_point now) {
   callbacks out;
   for (auto& [k, s] : slots_) {
-    if (s->depth == 0 || s->deadline > now) continue;
+    if (s->depth == 0 || s->deadline() > now) continue;
     auto cbs = s->loss.fire();
     out.insert(out.end(), cbs.begin(), cbs.end());
   }
@@ -227,9 +227,8 @@ callbacks lease_registry::renew_once() {
       if (s->depth == 0 || s->loss.fired() || s->releasing || !s->auto_renew || s->recorded_at >= sent) continue;
       // A confirmation that arrives after the deadline (before the deadline thread woke) comes too
       // late as well: holds() has said false already, and must not say true again.
-      if (s->deadline > now && confirmed.count({s->store, s->resource, s->owner, s->fence})) {
+      if (s->deadline() > now && confirmed.count({s->store, s->resource, s->owner, s->fence})) {
         s->confirmed_at = sent;
-        s->deadline = lease_deadline(sent, s->lease);
       } else {
         auto cbs = s->loss.fire();
         lost.insert(lost.end(), cbs.begin(), cbs.end());

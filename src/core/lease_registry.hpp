@@ -73,7 +73,8 @@ struct lease_slot {
   bool releasing = false;
   steady::time_point recorded_at;   // when the latest acquire result arrived
   steady::time_point confirmed_at;  // when the statement that last confirmed the lease was sent
-  steady::time_point deadline;      // lease_deadline(confirmed_at, lease): the hold ends here
+  // The hold ends here by the local clock.
+  steady::time_point deadline() const { return lease_deadline(confirmed_at, lease); }
   // Fired when the current hold is lost (lost == loss.fired()); re-armed by a new hold. Its
   // callbacks (on_lost, by lock object) are set and cleared by the lock objects directly.
   loss_signal loss;
