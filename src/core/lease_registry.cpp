@@ -49,7 +49,7 @@ std::shared_ptr<lease_slot> lease_registry::pin(const std::string& resource, con
 
 void lease_registry::unpin(const std::shared_ptr<lease_slot>& slot) {
   std::lock_guard lock(mu_);
-  if (--slot->pins == 0 && (slot->depth == 0 || slot->loss.fired()))
+  if (--slot->pins == 0 && slot->telling == 0 && (slot->depth == 0 || slot->loss.fired()))
     slots_.erase(key(slot->store, slot->resource, slot->owner));
 }
 
@@ -143,6 +143,7 @@ hold_view lease_registry::view(const lease_slot& slot) const {
 }
 
 steady::time_point lease_registry::next_renewal() const {
+  if (orphan_held_back_ && telling_ == 0) return steady::time_point::min();
   auto next = steady::time_point::max();
   for (const auto& [k, s] : slots_)
     if (live(*s) && s->auto_renew && !s->releasing) next = std::min(next, std::max(renew_due(*s), retry_at_));
@@ -156,13 +157,19 @@ steady::time_point lease_registry::next_deadline() const {
   return next;
 }
 
-callbacks lease_registry::expire_overdue(steady::time_point now) {
-  callbacks out;
-  for (auto& [k, s] : slots_) {
-    if (s->depth == 0 || s->deadline() > now) continue;
-    auto cbs = s->loss.fire();
-    out.insert(out.end(), cbs.begin(), cbs.end());
-  }
+void lease_registry::fire_into(telling_batch& batch, const std::shared_ptr<lease_slot>& slot) {
+  auto cbs = slot->loss.fire();
+  if (cbs.empty()) return;
+  batch.lost.insert(batch.lost.end(), std::make_move_iterator(cbs.begin()), std::make_move_iterator(cbs.end()));
+  ++slot->telling;
+  ++telling_;
+  batch.slots.push_back(slot);
+}
+
+lease_registry::telling_batch lease_registry::expire_overdue(steady::time_point now) {
+  telling_batch out;
+  for (auto& [k, s] : slots_)
+    if (s->depth > 0 && s->deadline() <= now) fire_into(out, s);
   return out;
 }
 
@@ -195,11 +202,12 @@ unsigned table_of(lease_store store) {
 
 }  // namespace
 
-callbacks lease_registry::renew_once() {
+lease_registry::telling_batch lease_registry::renew_once() {
   const auto sent = clock_.now();
   unsigned tables = 0;
   {
     std::lock_guard lock(mu_);
+    orphan_held_back_ = false;
     for (const auto& [k, s] : slots_) {
       if (s->depth == 0 || s->loss.fired() || !s->auto_renew) continue;
       tables |= table_of(s->store);
@@ -217,7 +225,7 @@ callbacks lease_registry::renew_once() {
   std::set<std::tuple<lease_store, std::string, std::string, std::int64_t>> confirmed;
   for (auto& h : held) confirmed.emplace(h.store, std::move(h.resource), std::move(h.owner), h.fence);
 
-  callbacks lost;
+  telling_batch lost;
   std::vector<held_lease> orphans;
   {
     std::lock_guard lock(mu_);
@@ -227,18 +235,21 @@ callbacks lease_registry::renew_once() {
       if (s->depth == 0 || s->loss.fired() || s->releasing || !s->auto_renew || s->recorded_at >= sent) continue;
       // A confirmation that arrives after the deadline (before the deadline thread woke) comes too
       // late as well: holds() has said false already, and must not say true again.
-      if (s->deadline() > now && confirmed.count({s->store, s->resource, s->owner, s->fence})) {
+      if (s->deadline() > now && confirmed.count({s->store, s->resource, s->owner, s->fence}))
         s->confirmed_at = sent;
-      } else {
-        auto cbs = s->loss.fire();
-        lost.insert(lost.end(), cbs.begin(), cbs.end());
-      }
+      else
+        fire_into(lost, s);
     }
     // Rows the handle renews but no hold stands behind: left by an acquire whose reply was lost,
     // or by a hold declared lost while its row lived on (a renewal whose reply came too late).
     // Left alone, the renewal would keep such a row alive with nobody to release it.
+    // A lost hold whose holder is still being told keeps its row until the telling is done.
     for (const auto& [store, resource, owner, fence] : confirmed) {
       const auto it = slots_.find(key(store, resource, owner));
+      if (it != slots_.end() && it->second->telling > 0) {
+        orphan_held_back_ = true;
+        continue;
+      }
       if (it == slots_.end() || (it->second->loss.fired() && it->second->fence == fence))
         orphans.push_back({resource, owner, fence, store});
     }
@@ -267,11 +278,17 @@ callbacks lease_registry::renew_once() {
   return lost;
 }
 
-void lease_registry::run_lost(callbacks& lost, std::unique_lock<std::mutex>& lock) {
-  if (lost.empty()) return;
+void lease_registry::run_lost(telling_batch& batch, std::unique_lock<std::mutex>& lock) {
+  if (batch.slots.empty()) return;
   lock.unlock();
-  run_callbacks_keeping(lost, db_.keep_alive());
+  run_callbacks_keeping(batch.lost, db_.keep_alive());
   lock.lock();
+  for (const auto& s : batch.slots) {
+    --s->telling;
+    --telling_;
+    if (s->telling == 0 && s->pins == 0) slots_.erase(key(s->store, s->resource, s->owner));
+  }
+  if (orphan_held_back_ && telling_ == 0) changed_.notify_all();
 }
 
 void lease_registry::renewer(std::stop_token stop) {

@@ -12,8 +12,8 @@
 // deadline passed unconfirmed lost — its loss_signal fires and its on_lost callbacks run there —
 // whatever a renewal in flight is doing, so a stalled or silently cut network cannot delay the
 // loss; a renewal that confirms a lost hold afterwards does not revive it (its row is deleted as
-// an orphan). All timing reads the handle's clock (core/clock.hpp), so unit tests run these rules
-// on a fake one.
+// an orphan once its on_lost callbacks have returned). All timing reads the handle's clock
+// (core/clock.hpp), so unit tests run these rules on a fake one.
 #pragma once
 
 #include <chrono>
@@ -71,6 +71,10 @@ struct lease_slot {
   // A release statement is in flight: a renewal that no longer finds the row must not call the
   // hold lost (the release may just have deleted it).
   bool releasing = false;
+  // The on_lost callbacks of this hold's loss are running (on a registry thread). Its row, if the
+  // server still has it, is not deleted as an orphan meanwhile: that would let the server grant
+  // the lock to another process before a holder that listens only to on_lost has been told.
+  int telling = 0;
   steady::time_point recorded_at;   // when the latest acquire result arrived
   steady::time_point confirmed_at;  // when the statement that last confirmed the lease was sent
   // The hold ends here by the local clock.
@@ -133,21 +137,30 @@ class lease_registry {
 
  private:
   using key = std::tuple<lease_store, std::string, std::string>;
+  // Losses being told: the callbacks to run and the slots they belong to (each slot's `telling`
+  // counted up until they have run).
+  struct telling_batch {
+    callbacks lost;
+    std::vector<std::shared_ptr<lease_slot>> slots;
+  };
   // Starts both threads with the first hold. Requires mu_.
   void start_threads();
   // The renewer's loop: a renewal round whenever one is due.
   void renewer(std::stop_token stop);
   // The deadline thread's loop: holds whose deadline passed are lost.
   void deadline_keeper(std::stop_token stop);
-  // One renewal round; returns callbacks of holds found lost.
-  callbacks renew_once();
+  // One renewal round; returns the holds it found lost.
+  telling_batch renew_once();
   // The leases of this handle still held, per the renewal statements of the stores in use.
   std::vector<held_lease> renew_stores(unsigned tables);
-  callbacks expire_overdue(steady::time_point now);  // requires mu_
-  steady::time_point next_renewal() const;           // requires mu_
-  steady::time_point next_deadline() const;          // requires mu_
-  // Runs `lost` on this (sqllock's own) thread with mu_ released, keeping the handle alive.
-  void run_lost(callbacks& lost, std::unique_lock<std::mutex>& lock);
+  // Fires the loss of `slot` into `batch`. Requires mu_.
+  void fire_into(telling_batch& batch, const std::shared_ptr<lease_slot>& slot);
+  telling_batch expire_overdue(steady::time_point now);  // requires mu_
+  steady::time_point next_renewal() const;               // requires mu_
+  steady::time_point next_deadline() const;              // requires mu_
+  // Runs the batch's callbacks on this (sqllock's own) thread with mu_ released, keeping the
+  // handle alive; then its slots are no longer telling (an orphan held back for them is due).
+  void run_lost(telling_batch& batch, std::unique_lock<std::mutex>& lock);
 
   database_impl& db_;
   time_source& clock_;
@@ -156,6 +169,9 @@ class lease_registry {
   std::condition_variable_any changed_;
   std::map<key, std::shared_ptr<lease_slot>> slots_;
   steady::time_point retry_at_{};  // after a failed renewal, the earliest next attempt
+  int telling_ = 0;                // slots whose loss is being told (sum of lease_slot::telling)
+  // A renewal held back an orphan's delete for a loss being told: once none is, renew again.
+  bool orphan_held_back_ = false;
   // A new hold wakes a thread only when it is due before the thread wakes anyway.
   wake_schedule renew_schedule_;
   wake_schedule deadline_schedule_;

@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "core/backoff.hpp"
 #include "core/lease_registry.hpp"
@@ -232,6 +233,34 @@ TEST_F(LeaseUnitTest, ARenewalThatNeverAnswersLosesTheHoldAtItsDeadlineAndALateA
   h.clock->advance(100ms);
   EXPECT_FALSE(l.holds()) << "a late confirmation revived the hold";
   EXPECT_THROW(l.release(), sqllock::not_held);
+}
+
+// A holder that listens only to on_lost is told before the server can grant the lock to anyone
+// else: while its on_lost runs, a late renewal that still finds the row leaves it in place; it is
+// deleted as an orphan only once on_lost has returned.
+TEST_F(LeaseUnitTest, ALostHoldsRowOutlivesItsOnLostCallbackEvenWhenALateRenewalFindsIt) {
+  gate telling;
+  std::atomic<bool> told{false};
+  table_lock l(h.db, "job", lease(3s, [&] {
+                 told = true;
+                 telling.wait();
+               }));
+  const auto start = h.clock->now();
+  ASSERT_TRUE(l.try_lock());
+  gate renewal;
+  server.renewals_wait_at(&renewal);
+  h.clock->advance(1010ms);
+  ASSERT_TRUE(h.server->await(h.sql().renew, 1)) << "no renewal in flight";
+  h.clock->advance(d::lease_deadline(start, 3s) - h.clock->now() + 10ms);
+  ASSERT_TRUE(eventually([&] { return told.load(); })) << "on_lost did not run at the deadline";
+
+  server.renewals_wait_at(nullptr);
+  renewal.open();  // the stalled renewal answers: the row is still there
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(h.server->count(h.sql().release_delete), 0u) << "the row was deleted while on_lost still ran";
+  telling.open();
+  EXPECT_TRUE(h.server->await(h.sql().release_delete, 1)) << "the orphan was not deleted after on_lost returned";
+  EXPECT_FALSE(l.holds());
 }
 
 TEST_F(LeaseUnitTest, ARenewalThatNoLongerFindsTheRowLosesTheHoldAtOnce) {
