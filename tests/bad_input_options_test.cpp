@@ -196,6 +196,21 @@ TEST_P(BadInputOptionsTest, ConnectTimeoutMustBePositive) {
   }
 }
 
+TEST_P(BadInputOptionsTest, StatementTimeoutMustBePositiveAndAtMostADay) {
+  for (const ms timeout : {ms(0), ms(-1), ms::min(), ms(24LL * 3600 * 1000 + 1), ms::max()}) {
+    database_options o;
+    o.statement_timeout = timeout;
+    expect_error<invalid_argument>([&] { database(unreachable_uri(GetParam()), o); }, {"statement_timeout"},
+                                   "statement_timeout " + std::to_string(timeout.count()));
+  }
+  if (GetParam().dialect == dialect_kind::sqlite) return;  // no server: the URI parameter is not read
+  for (const std::string bad : {"0", "-1s", "10x", "s", "1.5s", "25h", "99999999999999999999", ""}) {
+    expect_error<invalid_argument>(
+        [&] { database(with_query(unreachable_uri(GetParam()), "statement_timeout=" + bad)); },
+        {"statement_timeout", "1ms to 24h"}, "?statement_timeout=" + bad);
+  }
+}
+
 TEST_P(BadInputOptionsTest, BadTableNamesAreRefusedBeforeConnecting) {
   auto db = open();
   const auto before = read_lock_state(db);

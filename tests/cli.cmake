@@ -16,4 +16,8 @@ if(TARGET sqllock_cli)
   sqllock_add_test(cli_run_fence_test SOURCES cli_run_fence_test.cpp SERVERS PROCESS TIMEOUT 300)
   target_compile_definitions(cli_run_fence_test PRIVATE SQLLOCK_CLI="$<TARGET_FILE:sqllock_cli>")
   add_dependencies(cli_run_fence_test sqllock_cli)
+  # `sqllock run --wait` through a frozen network (support/tcp_proxy): ends within its bounds.
+  sqllock_add_test(cli_bound_test SOURCES cli_bound_test.cpp SERVERS PROCESS TIMEOUT 120)
+  target_compile_definitions(cli_bound_test PRIVATE SQLLOCK_CLI="$<TARGET_FILE:sqllock_cli>")
+  add_dependencies(cli_bound_test sqllock_cli)
 endif()

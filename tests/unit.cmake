@@ -9,3 +9,6 @@ sqllock_add_test(core_timing_unit_test
 # The test proxy of the network-loss tests and the fault harness (support/tcp_proxy): delays,
 # stalls and partitions, against an echo server on a loopback port. No database.
 sqllock_add_test(tcp_proxy_test SOURCES tcp_proxy_test.cpp TIMEOUT 60)
+# The statement timer that cuts off a statement past its bound, and how a statement's bound is
+# computed (driver/statement_timer.hpp, driver/statement_bound.hpp): explicit times, socketpairs.
+sqllock_add_test(statement_timer_unit_test SOURCES unit/statement_timer_unit_test.cpp TIMEOUT 60)

@@ -18,6 +18,9 @@
 //   ?galera=pinned  (MySQL/MariaDB) allow named_lock and row locks on a multi-node Galera
 //                   cluster, where they are refused by default: only when every client of these
 //                   locks connects to the same node.
+//   ?statement_timeout=10s  how long one statement may go unanswered before sqllock cuts it off
+//                   (database_options::statement_timeout, which it overrides): 500ms, 10s, 2m;
+//                   1ms to 24h. The way to set it for the sqllock programs.
 // See "Running on HA setups and poolers" in docs/operations.md.
 //
 // A handle is cheap to copy (copies share one connection pool) and safe to use from many
@@ -55,13 +58,27 @@ struct database_options {
 
   // Most idle connections kept for reuse. More may be open while many threads work at once.
   // An idle connection the server has closed (a restart, an ended session) is dropped before it
-  // would be lent out, so the next operation connects anew instead of failing — except with
-  // mysql:// (Connector/C++ does not expose its socket): there each such connection costs one
-  // connection_error, and the operation may be retried at once.
+  // would be lent out, so the next operation connects anew instead of failing — with mysql://
+  // only when sqllock could identify the connection's socket (Connector/C++ does not expose it;
+  // see docs/design.md): otherwise each such connection costs one connection_error, and the
+  // operation may be retried at once.
   std::size_t pool_size = 4;
 
   // How long one connection attempt may take before connection_error is thrown.
   std::chrono::milliseconds connect_timeout{5000};
+
+  // How long one statement may go unanswered. Past it, sqllock shuts the connection's socket down,
+  // so the call ends even on a network that silently drops packets (TCP alone would take ~15
+  // minutes to give up): it throws connection_error — outcome_unknown when the statement may have
+  // changed something (an acquire, a release) — saying the bound was exceeded, and the connection is
+  // discarded. A statement that asks the server to wait (a lock wait) gets that wait on top; a
+  // timed acquire (try_lock_for, try_lock_until) bounds its statements by its own deadline plus
+  // 1 s, whichever is sooner. Statements of the application's own (row_lock transactions) and
+  // migrations are not bounded. SQLite has no network and no bound. The default, 10 s, is far
+  // above a healthy statement's time (milliseconds) and a loaded server's stalls, and within a
+  // third of the default 30 s lease. Overridden by the URI's ?statement_timeout=. Positive, at
+  // most 24 h; invalid_argument otherwise.
+  std::chrono::milliseconds statement_timeout{10000};
 };
 
 class SQLLOCK_API database {

@@ -25,5 +25,6 @@
 #include "sqllock/row_lock.hpp"
 #include "sqllock/rw_lock.hpp"
 #include "sqllock/semaphore.hpp"
+#include "sqllock/statement_deadline.hpp"
 #include "sqllock/status.hpp"
 #include "sqllock/table_lock.hpp"

@@ -80,7 +80,7 @@ int check_port(std::string_view port, std::string_view display) {
 }
 
 // The query parameters that are sqllock's own (connection_spec::prepare_statements, galera_pinned).
-constexpr std::string_view kOwnParams[] = {"prepare", "galera"};
+constexpr std::string_view kOwnParams[] = {"prepare", "galera", "statement_timeout"};
 
 bool own_param(std::string_view key) {
   for (auto own : kOwnParams)
@@ -107,6 +107,24 @@ std::string without_own_params(std::string_view uri) {
   return out;
 }
 
+// ?statement_timeout=: a whole number with a unit (ms, s, m; none: seconds), 1ms to 24h.
+std::chrono::milliseconds statement_timeout_value(std::string_view text, std::string_view display) {
+  long long number = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  const std::string_view unit = text.substr(static_cast<std::size_t>(end - text.data()));
+  long long scale = 0;
+  if (unit == "ms")
+    scale = 1;
+  else if (unit.empty() || unit == "s")
+    scale = 1000;
+  else if (unit == "m")
+    scale = 60000;
+  constexpr long long kMaxMs = 24LL * 3600 * 1000;
+  if (ec != std::errc() || end == text.data() || scale == 0 || number <= 0 || number > kMaxMs / scale)
+    bad_uri(display, "?statement_timeout= must be a duration from 1ms to 24h, such as 500ms, 10s or 2m");
+  return std::chrono::milliseconds(number * scale);
+}
+
 // Reads and checks sqllock's own query parameters into `spec`.
 void read_own_params(connection_spec& spec) {
   for (const auto& [key, value] : spec.params) {
@@ -120,6 +138,8 @@ void read_own_params(connection_spec& spec) {
         bad_uri(spec.display, "?galera= applies to mysql:// and mariadb:// URIs only");
       if (value != "pinned") bad_uri(spec.display, "?galera= takes one value, pinned");
       spec.galera_pinned = true;
+    } else if (key == "statement_timeout") {
+      spec.statement_timeout = statement_timeout_value(value, spec.display);
     }
   }
 }

@@ -1,6 +1,7 @@
 // Parses the database URIs sqllock accepts (see include/sqllock/database.hpp) into their parts.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,6 +44,10 @@ struct connection_spec {
   // same Galera node, so node-local GET_LOCK and FOR UPDATE still exclude. Without it those locks
   // are refused on a multi-node Galera cluster.
   bool galera_pinned = false;
+  // ?statement_timeout=DURATION (server URIs): how long one statement may go unanswered before it
+  // is cut off (database_options::statement_timeout, which this overrides). A whole number with
+  // a unit, ms, s or m (no unit: seconds), from 1ms to 24h.
+  std::optional<std::chrono::milliseconds> statement_timeout;
 
   // The value of query parameter `key`, if present.
   std::optional<std::string> param(std::string_view key) const;

@@ -5,6 +5,7 @@
 #include "common/identity.hpp"
 #include "core/error_translation.hpp"
 #include "core/transaction.hpp"
+#include "core/wait_bounds.hpp"
 #include "dialect/dialect.hpp"
 #include "sqllock/error.hpp"
 
@@ -90,6 +91,7 @@ bool advisory_protocol::acquire(connection& conn, lock_mode mode, std::optional<
     bool held = false;
     std::exception_ptr failure;
     try {
+      const server_wait_bounds waits(deadline);  // the statement waits on the server: its bound covers that
       own_session_or_refuse(conn.exec(sql_.lock[kind_][m], params).rows.at(0).at(0), description_);
       held = true;
     } catch (const not_supported&) {

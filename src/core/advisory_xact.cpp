@@ -8,6 +8,7 @@
 #include "core/database_impl.hpp"
 #include "core/error_translation.hpp"
 #include "core/transaction.hpp"
+#include "core/wait_bounds.hpp"
 #include "dialect/dialect.hpp"
 #include "sqllock/advisory_lock.hpp"
 #include "sqllock/error.hpp"
@@ -60,6 +61,7 @@ bool run_with_advisory_xact_lock(const database& db, const advisory_key& key,
         else
           bound.set_unlimited();
         try {
+          const server_wait_bounds waits(deadline);
           own_session_or_refuse(c.exec(sql.xact_lock[kind][mode], params).rows.at(0).at(0), what);
           acquired = true;
         } catch (const backend_error& e) {
@@ -154,6 +156,7 @@ bool advisory_xact_lock_in_caller_transaction(connection& conn, dialect_kind dia
   }
   if (!deadline) {
     try {
+      const server_wait_bounds waits(std::nullopt);
       own_session_or_refuse(conn.exec(sql.xact_lock[kind][m], params).rows.at(0).at(0), what);
     } catch (const backend_error& e) {
       attempt->undo();  // the caller's transaction stays usable
@@ -173,6 +176,7 @@ bool advisory_xact_lock_in_caller_transaction(connection& conn, dialect_kind dia
   lock_wait_bound bound(conn, sql.xact_lock_wait);
   bound.set(*deadline - steady::now());
   try {
+    const server_wait_bounds waits(deadline);
     own_session_or_refuse(conn.exec(sql.xact_lock[kind][m], params).rows.at(0).at(0), what);
   } catch (const not_supported&) {
     attempt->undo();

@@ -30,8 +30,18 @@ database_impl::database_impl(connection_spec spec, database_options options, dat
   validate_table_name(options_.table);
   if (options_.connect_timeout <= std::chrono::milliseconds::zero())
     throw invalid_argument("database_options::connect_timeout must be positive");
+  if (options_.statement_timeout <= std::chrono::milliseconds::zero() ||
+      options_.statement_timeout > std::chrono::hours(24))
+    throw invalid_argument("database_options::statement_timeout must be positive and at most 24 hours");
+  if (spec_.statement_timeout) options_.statement_timeout = *spec_.statement_timeout;  // the URI's wins
   sql_ = make_dialect_sql(spec_.dialect, options_.table);
-  if (!connect_) connect_ = [this] { return open_connection(spec_, options_.connect_timeout); };
+  if (!connect_) {
+    connect_ = [this] {
+      auto conn = open_connection(spec_, options_.connect_timeout, options_.statement_timeout);
+      prepare_periodic_statements(*conn, spec_.dialect, options_.table);
+      return conn;
+    };
+  }
 }
 
 database_impl::~database_impl() {

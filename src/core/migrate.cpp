@@ -8,6 +8,7 @@
 #include "core/database_impl.hpp"
 #include "core/embedded_migrations.hpp"
 #include "core/transaction.hpp"
+#include "core/wait_bounds.hpp"
 #include "common/sha256.hpp"
 #include "common/sql_text.hpp"
 #include "sqllock/error.hpp"
@@ -159,6 +160,8 @@ migrate_result migrate_locked(const database& db) {
   const auto& sql = impl.sql();
   const auto& table = db.table();
   const auto known = shipped(db.dialect());
+  // DDL may wait long for the tables' locks, and the migration lock for another migrator: no bound.
+  const detail::unbounded_statements_scope ddl;
 
   auto conn = impl.borrow();
   migrate_result result;

@@ -10,6 +10,7 @@
 #include "core/galera_guard.hpp"
 #include "common/lock_name.hpp"
 #include "core/session_lock.hpp"
+#include "core/wait_bounds.hpp"
 #include "common/sha256.hpp"
 #include "sqllock/error.hpp"
 
@@ -50,6 +51,7 @@ class named_protocol final : public session_lock_protocol {
       // Rounds of at most kWaitRound, deadline or not: a far deadline (try_lock_for(hours::max()))
       // would otherwise be a timeout the server cannot take.
       const auto wait = deadline ? std::min<steady::duration>(*deadline - now, kWaitRound) : kWaitRound;
+      const server_wait_scope server_waits(wait);  // the statement's bound covers its wait
       if (get_lock(conn, seconds_text(wait))) return true;
       if (deadline && steady::now() >= *deadline) return false;
       // Back before the deadline with a 0: MySQL rounds the timeout to whole seconds. Ask again,

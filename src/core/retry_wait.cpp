@@ -4,6 +4,7 @@
 
 #include "core/backoff.hpp"
 #include "core/database_impl.hpp"
+#include "core/wait_bounds.hpp"
 
 namespace sqllock::detail {
 
@@ -14,6 +15,7 @@ bool retry_until(database_impl& impl, const std::string& resource, std::optional
 
 bool retry_until(database_impl& impl, const std::vector<std::string>& resources,
                  std::optional<time_source::time_point> deadline, const retry_wait_steps& steps) {
+  const caller_deadline bound(deadline);  // no statement of the wait outlives it (plus a grace)
   if (steps.attempt()) return true;
   auto& wakeups = impl.wakeups();
   auto& clock = impl.time();

@@ -30,7 +30,8 @@ struct retry_wait_steps {
 };
 
 // Runs steps.attempt until it succeeds (true) or `deadline` passes (false); no deadline: until it
-// succeeds. Wakes on releases of `resource`. Throws what the steps throw.
+// succeeds. Wakes on releases of `resource`. Throws what the steps throw; a statement of theirs
+// still unanswered kDeadlineGrace after the deadline is cut off (driver/statement_bound.hpp).
 bool retry_until(database_impl& impl, const std::string& resource, std::optional<time_source::time_point> deadline,
                  const retry_wait_steps& steps);
 

@@ -9,6 +9,7 @@
 #include "core/error_translation.hpp"
 #include "core/galera_guard.hpp"
 #include "core/row_lock_core.hpp"
+#include "core/wait_bounds.hpp"
 #include "common/sql_text.hpp"
 #include "sqllock/error.hpp"
 
@@ -120,7 +121,9 @@ sql_result row_lock_tx::exec(std::string_view sql, std::span<const sql_value> pa
   }
   try {
     // sql_value is the seam's value type. Statements without parameters are not prepared, so
-    // one-off statements do not fill the connection's statement cache.
+    // one-off statements do not fill the connection's statement cache. They are the application's
+    // own: no statement bound of sqllock's applies to them.
+    const detail::unbounded_statements_scope applications_own;
     detail::result r = params.empty() ? conn_->exec_direct(sql) : conn_->exec(sql, params);
     return sql_result{std::move(r.rows), r.affected};
   } catch (const backend_error& e) {

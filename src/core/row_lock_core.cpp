@@ -4,6 +4,7 @@
 
 #include "common/lock_name.hpp"
 #include "core/error_translation.hpp"
+#include "core/wait_bounds.hpp"
 
 namespace sqllock::detail {
 namespace {
@@ -44,6 +45,13 @@ bool ensure_row(connection& conn, const row_lock_sql& sql, const std::string& na
 
 enum class lock_outcome { locked, busy, missing };
 
+// A row lock attempt's statements wait on the server: a blocking one for as long as it takes (no
+// bound), a timed one until its deadline (bounded by it); a NOWAIT attempt keeps the usual bound.
+void bound_row_wait(std::optional<server_wait_bounds>& bounds, const row_wait& wait) {
+  if (wait.kind == row_wait_kind::block) bounds.emplace(std::nullopt);
+  if (wait.kind == row_wait_kind::until) bounds.emplace(wait.deadline);
+}
+
 lock_outcome lock_row(connection& conn, const row_lock_sql& sql, const std::string& name, const row_wait& wait) {
   const value key[] = {name};
   try {
@@ -83,6 +91,8 @@ std::optional<transaction> begin_row_locked(connection& conn, const dialect_sql&
                                             const std::string& name, const row_wait& requested) {
   const row_wait wait = effective(requested);
   const bool timed = wait.kind == row_wait_kind::until;
+  std::optional<server_wait_bounds> waits;
+  bound_row_wait(waits, wait);
   lock_wait_bound bound(conn, sql.lock_wait);
   // Someone deleting rows of the row table between our insert and our lock could make the lock
   // find nothing; a few tries cover that race, a persistent one is a misconfiguration.
@@ -131,6 +141,8 @@ std::optional<transaction> begin_row_locked(connection& conn, const dialect_sql&
 bool lock_in_transaction(connection& conn, const row_lock_sql& sql, const std::string& name,
                          const row_wait& requested) {
   const row_wait wait = effective(requested);
+  std::optional<server_wait_bounds> waits;
+  bound_row_wait(waits, wait);
   lock_wait_bound bound(conn, sql.lock_wait);
   const bool use_savepoint = sql.errors_abort_transaction;
   std::optional<savepoint> attempt;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/identity.hpp"
+#include "core/wait_bounds.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {
@@ -45,6 +46,7 @@ session_lock::~session_lock() {
 }
 
 bool session_lock::acquire(lock_mode mode, std::optional<steady::time_point> deadline) {
+  const caller_deadline bound(deadline);  // no statement of the acquire outlives it (plus a grace)
   auto reg = impl_.sessions();
   const std::string owner = who_.owner();
   // Idle pooled connections may have died with the server (a restart): each such connection

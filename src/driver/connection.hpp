@@ -54,6 +54,14 @@ class connection {
   // return none). The statement is prepared on first use and reused afterwards.
   virtual result exec(std::string_view sql, std::span<const value> params) = 0;
 
+  // Prepares `sql` (taking `param_count` parameters) on the server now, as exec would on first use,
+  // so that its first exec costs one round trip instead of two. Nothing happens where statements
+  // are not prepared on the server (?prepare=off, SQLite, MySQL through SOCI). Throws like exec.
+  virtual void prepare(std::string_view sql, std::size_t param_count) {
+    (void)sql;
+    (void)param_count;
+  }
+
   // Executes one statement without parameters and without preparing it (DDL, BEGIN, SET …).
   virtual result exec_direct(std::string_view sql) = 0;
 

@@ -235,8 +235,13 @@ acquire_outcome wait_in_queue(run_lock& lock, const locked_body& body, signal_in
 // server-side hand-off (NOTIFY, a lock queue), so a waiter starts up to 500 ms after a release.
 acquire_outcome acquire(run_lock& lock, const locked_body& body, signal_inbox& signals, const run_options& o,
                         int& stop_signal, int& code) {
+  // Without --wait there is no deadline. (A time_point, not an optional one: GCC 12 at -Os reports
+  // a false -Wmaybe-uninitialized for std::optional<time_point>.) An attempt's statements end by
+  // it + 1 s on a silently cut network.
+  const bool bounded = o.wait.has_value();
+  const steady::time_point deadline = bounded ? steady::now() + *o.wait : steady::time_point::max();
   auto attempt = [&] {
-    const std::optional<int> ran = lock.try_run(body);
+    const std::optional<int> ran = lock.try_run(body, deadline);
     if (ran) code = *ran;
     return ran.has_value();
   };
@@ -251,10 +256,6 @@ acquire_outcome acquire(run_lock& lock, const locked_body& body, signal_inbox& s
   if (o.nonblock) return attempt() ? acquire_outcome::ran : acquire_outcome::not_obtained;
   if (lock.queues()) return wait_in_queue(lock, body, signals, o, code);
 
-  // Without --wait there is no deadline. (A time_point, not an optional one: GCC 12 at -Os reports
-  // a false -Wmaybe-uninitialized for std::optional<time_point>.)
-  const bool bounded = o.wait.has_value();
-  const steady::time_point deadline = bounded ? steady::now() + *o.wait : steady::time_point::max();
   std::minstd_rand jitter(std::random_device{}());
   std::chrono::milliseconds delay = 5ms;
   while (true) {

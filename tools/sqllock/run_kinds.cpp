@@ -15,6 +15,7 @@
 #include "sqllock/row_lock.hpp"
 #include "sqllock/rw_lock.hpp"
 #include "sqllock/semaphore.hpp"
+#include "sqllock/statement_deadline.hpp"
 #include "sqllock/table_lock.hpp"
 
 namespace sqllock::cli {
@@ -33,8 +34,11 @@ class held_run_lock : public run_lock {
   held_run_lock(std::string label, const char* release_hint, Args&&... args)
       : lock_(std::forward<Args>(args)...), label_(std::move(label)), release_hint_(release_hint) {}
 
-  std::optional<int> try_run(const locked_body& body) override {
-    if (!lock_.try_lock()) return std::nullopt;
+  std::optional<int> try_run(const locked_body& body, std::chrono::steady_clock::time_point bound) override {
+    {
+      const statement_deadline attempt_bound(bound);
+      if (!lock_.try_lock()) return std::nullopt;
+    }
     return run_held(body);
   }
 
@@ -218,7 +222,7 @@ class row_run_lock final : public run_lock {
 
   bool holds() const noexcept override { return true; }  // no lease, no loss signal
 
-  std::optional<int> try_run(const locked_body& body) override {
+  std::optional<int> try_run(const locked_body& body, std::chrono::steady_clock::time_point) override {
     std::optional<int> code;
     try {
       if (!try_with_row_lock(db_, name_, [&](row_lock_tx&) { code = body(std::stop_token{}); })) return std::nullopt;

@@ -31,8 +31,12 @@ class run_lock {
   virtual ~run_lock() = default;
   // One attempt without waiting. When the lock is obtained, runs body under it, releases it and
   // returns body's status (or exit_lock_lost when releasing shows the lock ended early);
-  // std::nullopt when the lock is held elsewhere (body did not run). Throws sqllock errors.
-  virtual std::optional<int> try_run(const locked_body& body) = 0;
+  // std::nullopt when the lock is held elsewhere (body did not run). The attempt's statements (not
+  // body's, nor the release's) end by `bound` + 1 s on a silently cut network
+  // (sqllock/statement_deadline.hpp); a row lock's attempt, whose transaction runs body, only by
+  // the statement bound. Throws sqllock errors.
+  virtual std::optional<int> try_run(const locked_body& body, std::chrono::steady_clock::time_point bound =
+                                                                  std::chrono::steady_clock::time_point::max()) = 0;
 
   // Kinds whose waiters keep a place in a queue (fair, rw): an attempt that fails gives its place
   // back, so they wait with wait_turn, not by repeating try_run.

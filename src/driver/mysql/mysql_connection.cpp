@@ -42,8 +42,10 @@ void bind(sql::PreparedStatement& ps, unsigned index, const value& v) {
 
 }  // namespace
 
-mysql_connection::mysql_connection(std::unique_ptr<sql::Connection> native, std::string display)
-    : native_(std::move(native)), statements_(placeholder_style::question), display_(std::move(display)) {}
+mysql_connection::mysql_connection(std::unique_ptr<sql::Connection> native, std::string display,
+                                   std::optional<found_socket> socket)
+    : native_(std::move(native)), statements_(placeholder_style::question), display_(std::move(display)),
+      socket_(socket) {}
 
 mysql_connection::mysql_connection(sql::Connection& borrowed, std::string display)
     : native_(&borrowed), statements_(placeholder_style::question), display_(std::move(display)), borrowed_(true) {}
@@ -54,14 +56,26 @@ mysql_connection::~mysql_connection() {
   if (borrowed_) (void)native_.release();
 }
 
+statement_cache<std::unique_ptr<sql::PreparedStatement>>::entry& mysql_connection::cached(std::string_view sql,
+                                                                                          std::size_t param_count) {
+  return statements_.get(
+      sql, param_count,
+      [&](const native_statement& native) {
+        return std::unique_ptr<sql::PreparedStatement>(native_->prepareStatement(native.sql));
+      },
+      [](std::unique_ptr<sql::PreparedStatement>& ps) { ps.reset(); });
+}
+
+void mysql_connection::prepare(std::string_view sql, std::size_t param_count) {
+  guarded([&] {
+    cached(sql, param_count);
+    return result{};
+  });
+}
+
 result mysql_connection::exec(std::string_view sql, std::span<const value> params) {
   return guarded([&] {
-    auto& statement = statements_.get(
-        sql, params.size(),
-        [&](const native_statement& native) {
-          return std::unique_ptr<sql::PreparedStatement>(native_->prepareStatement(native.sql));
-        },
-        [](std::unique_ptr<sql::PreparedStatement>& ps) { ps.reset(); });
+    auto& statement = cached(sql, params.size());
     sql::PreparedStatement& ps = *statement.handle;
     const auto& order = statement.native.order;
     for (std::size_t i = 0; i < order.size(); ++i) {

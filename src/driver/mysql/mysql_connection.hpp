@@ -10,9 +10,11 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "driver/connection.hpp"
+#include "driver/socket_discovery.hpp"
 #include "driver/statement_cache.hpp"
 
 namespace sql {
@@ -25,8 +27,10 @@ namespace sqllock::detail {
 
 class mysql_connection final : public connection {
  public:
-  // Takes an open session. `display` (the URI without its password) names it in errors.
-  mysql_connection(std::unique_ptr<sql::Connection> native, std::string display);
+  // Takes an open session. `display` (the URI without its password) names it in errors. `socket`:
+  // the session's socket when it could be identified (driver/socket_discovery.hpp).
+  mysql_connection(std::unique_ptr<sql::Connection> native, std::string display,
+                   std::optional<found_socket> socket = std::nullopt);
   // Uses an application's session without owning it (the adapters): never closes it, and runs
   // none of sqllock's session setup on it.
   mysql_connection(sql::Connection& borrowed, std::string display);
@@ -34,7 +38,9 @@ class mysql_connection final : public connection {
 
   result exec(std::string_view sql, std::span<const value> params) override;
   result exec_direct(std::string_view sql) override;
+  void prepare(std::string_view sql, std::size_t param_count) override;
   bool broken() const noexcept override { return broken_; }
+  int socket() const noexcept override { return broken_ || !socket_ ? -1 : socket_still_open(*socket_); }
   void abandon() noexcept override;
   std::string_view driver_name() const noexcept override { return "mysqlcppconn"; }
 
@@ -49,9 +55,13 @@ class mysql_connection final : public connection {
   std::unique_ptr<sql::Connection> native_;
   // Declared after native_: prepared statements must be closed before their connection.
   statement_cache<std::unique_ptr<sql::PreparedStatement>> statements_;
+  // The cache entry of `sql`, prepared on the server on first use (a round trip).
+  statement_cache<std::unique_ptr<sql::PreparedStatement>>::entry& cached(std::string_view sql,
+                                                                          std::size_t param_count);
   std::string display_;
   bool broken_ = false;
   bool borrowed_ = false;  // native_ belongs to the application: released, never deleted
+  std::optional<found_socket> socket_;
 };
 
 }  // namespace sqllock::detail

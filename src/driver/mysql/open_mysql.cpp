@@ -1,5 +1,6 @@
 // Opens a MySQL / MariaDB session through Connector/C++ 1.1 and prepares it for sqllock.
 #include <algorithm>
+#include <mutex>
 #include <string>
 
 #include "driver/mysql/cppconn.hpp"
@@ -24,6 +25,13 @@ std::string host_address(const connection_spec& spec) {
   return "tcp://" + (ipv6 ? "[" + spec.host + "]" : spec.host) + ":" + std::to_string(spec.port.value_or(3306));
 }
 
+// sqllock's own connects to MySQL run one at a time where they can, so that each finds its socket
+// unambiguously (driver/socket_discovery.hpp). A connect that cannot have the turn within
+// kTurnWait (others are slow to connect: the server is far or down) goes ahead anyway, and finds
+// its socket when no other appeared meanwhile; so a connect waits at most kTurnWait longer.
+std::timed_mutex connect_turn;
+constexpr std::chrono::milliseconds kTurnWait{250};
+
 }  // namespace
 
 std::unique_ptr<connection> open_mysql(const connection_spec& spec, std::chrono::milliseconds timeout) {
@@ -38,6 +46,9 @@ std::unique_ptr<connection> open_mysql(const connection_spec& spec, std::chrono:
   options["CLIENT_FOUND_ROWS"] = false;  // affected rows = rows changed, so 0 means "unchanged"
   options["OPT_CHARSET_NAME"] = sql::SQLString("utf8mb4");
 
+  std::unique_lock turn(connect_turn, std::defer_lock);
+  (void)turn.try_lock_for(std::min(timeout, kTurnWait));
+  const std::vector<ino_t> before = socket_inodes();
   std::unique_ptr<sql::Connection> native;
   try {
     native.reset(driver().connect(options));
@@ -47,7 +58,9 @@ std::unique_ptr<connection> open_mysql(const connection_spec& spec, std::chrono:
                            "; check that the server is running and the URI's host, port, user, "
                            "password and database)");
   }
-  return std::make_unique<mysql_connection>(std::move(native), spec.display);
+  const auto unix_path = spec.param("socket");
+  auto socket = new_socket_to(before, spec.port.value_or(3306), unix_path.value_or(""));
+  return std::make_unique<mysql_connection>(std::move(native), spec.display, socket);
 }
 
 }  // namespace sqllock::detail

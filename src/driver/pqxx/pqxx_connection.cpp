@@ -30,18 +30,31 @@ pqxx_connection::pqxx_connection(std::unique_ptr<pqxx::connection> native, std::
 
 pqxx_connection::~pqxx_connection() = default;
 
+statement_cache<pqxx_connection::prepared>::entry& pqxx_connection::cached(std::string_view sql,
+                                                                           std::size_t param_count) {
+  return statements_.get(
+      sql, param_count,
+      [&](const native_statement& native) {
+        prepared p{prepare_ ? pg_statement_name(native.sql) : std::string(), is_query_statement(sql)};
+        if (prepare_) native_->prepare(p.name, native.sql);  // sent to the server on first execution
+        return p;
+      },
+      [&](prepared& p) {
+        if (!p.name.empty()) native_->unprepare(p.name);
+      });
+}
+
+void pqxx_connection::prepare(std::string_view sql, std::size_t param_count) {
+  guarded([&] {
+    const auto& statement = cached(sql, param_count);
+    if (!statement.handle.name.empty()) native_->prepare_now(statement.handle.name);
+    return result{};
+  });
+}
+
 result pqxx_connection::exec(std::string_view sql, std::span<const value> params) {
   return guarded([&] {
-    const auto& statement = statements_.get(
-        sql, params.size(),
-        [&](const native_statement& native) {
-          prepared p{prepare_ ? pg_statement_name(native.sql) : std::string(), is_query_statement(sql)};
-          if (prepare_) native_->prepare(p.name, native.sql);  // sent to the server on first execution
-          return p;
-        },
-        [&](prepared& p) {
-          if (!p.name.empty()) native_->unprepare(p.name);
-        });
+    const auto& statement = cached(sql, params.size());
     std::vector<std::string> storage;
     const std::vector<const char*> texts = pqxx_parameter_texts(params, storage);
     const auto dynamic = pqxx::prepare::make_dynamic_params(texts);

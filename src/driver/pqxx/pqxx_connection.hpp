@@ -30,6 +30,7 @@ class pqxx_connection final : public connection, public notification_source {
 
   result exec(std::string_view sql, std::span<const value> params) override;
   result exec_direct(std::string_view sql) override;
+  void prepare(std::string_view sql, std::size_t param_count) override;
   bool broken() const noexcept override { return broken_; }
   int socket() const noexcept override { return broken_ || !native_ ? -1 : native_->sock(); }
   void abandon() noexcept override;
@@ -57,6 +58,8 @@ class pqxx_connection final : public connection, public notification_source {
     bool query;        // reads only: its row count is not an affected-row count
   };
   statement_cache<prepared> statements_;
+  // The cache entry of `sql`, registered with pqxx (which prepares it on the server on first use).
+  statement_cache<prepared>::entry& cached(std::string_view sql, std::size_t param_count);
   std::string display_;
   bool prepare_;
   bool broken_ = false;

@@ -94,6 +94,9 @@ class soci_backend {
   // Executes `sql` (with $N placeholders) with `params`; only called when runs_natively().
   // Throws soci::soci_error on failure, like run().
   virtual result run_native(std::string_view /*sql*/, std::span<const value> /*params*/) { return {}; }
+  // Prepares `sql` on the server now, as run_native() would on first use (connection::prepare);
+  // only called when runs_natively(). Throws soci::soci_error on failure.
+  virtual void prepare_native(std::string_view /*sql*/, std::size_t /*param_count*/) {}
 
   // Executes `sql` as written with the native client library (no parameters, not prepared).
   virtual result run_direct(std::string_view sql) = 0;

@@ -142,6 +142,15 @@ result soci_connection::exec(std::string_view sql, std::span<const value> params
   });
 }
 
+void soci_connection::prepare(std::string_view sql, std::size_t param_count) {
+  // SOCI's own statements (SQLite, MySQL) are prepared by the client library, at no round trip.
+  if (!backend_->runs_natively()) return;
+  guarded([&] {
+    backend_->prepare_native(sql, param_count);
+    return result{};
+  });
+}
+
 result soci_connection::exec_direct(std::string_view sql) {
   return guarded([&] { return backend_->run_direct(sql); });
 }

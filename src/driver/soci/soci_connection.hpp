@@ -22,6 +22,7 @@ class soci_connection final : public connection, public notification_source {
 
   result exec(std::string_view sql, std::span<const value> params) override;
   result exec_direct(std::string_view sql) override;
+  void prepare(std::string_view sql, std::size_t param_count) override;
   bool broken() const noexcept override { return broken_; }
   int socket() const noexcept override { return broken_ ? -1 : backend_->socket(); }
   void abandon() noexcept override;

@@ -90,13 +90,10 @@ class postgresql_backend final : public soci_backend {
     return to_result(r.get());
   }
 
-  bool runs_natively() const noexcept override { return true; }
-
-  // libpq directly rather than SOCI: SOCI names its prepared statements "st_1", "st_2", … per
-  // session, which a transaction-mode pooler mixes up between clients (driver/pg_statements.hpp).
-  result run_native(std::string_view sql, std::span<const value> params) override {
-    auto& entry = statements_.get(
-        sql, params.size(),
+  // The cache entry of `sql`: named after its text when statements are prepared (?prepare=on).
+  auto& cached(std::string_view sql, std::size_t param_count) {
+    return statements_.get(
+        sql, param_count,
         [&](const native_statement& native) {
           return prepared{prepare_ ? pg_statement_name(native.sql) : std::string(), false};
         },
@@ -104,6 +101,27 @@ class postgresql_backend final : public soci_backend {
           // Best effort: a statement left behind is harmless, its name always means its text.
           if (p.sent) pg_result_ptr(PQexec(native(), ("DEALLOCATE " + p.name).c_str()));
         });
+  }
+
+  // Prepares a named entry on the server unless done already; an unnamed one runs unprepared.
+  void send_prepare(auto& entry, int param_count) {
+    if (entry.handle.name.empty() || entry.handle.sent) return;
+    pg_result_ptr p(PQprepare(native(), entry.handle.name.c_str(), entry.native.sql.c_str(), param_count, nullptr));
+    check(p.get());
+    entry.handle.sent = true;
+  }
+
+  bool runs_natively() const noexcept override { return true; }
+
+  // libpq directly rather than SOCI: SOCI names its prepared statements "st_1", "st_2", … per
+  // session, which a transaction-mode pooler mixes up between clients (driver/pg_statements.hpp).
+  void prepare_native(std::string_view sql, std::size_t param_count) override {
+    auto& entry = cached(sql, param_count);
+    send_prepare(entry, static_cast<int>(param_count));
+  }
+
+  result run_native(std::string_view sql, std::span<const value> params) override {
+    auto& entry = cached(sql, params.size());
     std::vector<std::string> storage;
     std::vector<const char*> texts;
     storage.reserve(params.size());
@@ -125,11 +143,7 @@ class postgresql_backend final : public soci_backend {
     if (entry.handle.name.empty()) {
       r.reset(PQexecParams(c, entry.native.sql.c_str(), count, nullptr, texts.data(), nullptr, nullptr, 0));
     } else {
-      if (!entry.handle.sent) {
-        pg_result_ptr p(PQprepare(c, entry.handle.name.c_str(), entry.native.sql.c_str(), count, nullptr));
-        check(p.get());
-        entry.handle.sent = true;
-      }
+      send_prepare(entry, count);
       r.reset(PQexecPrepared(c, entry.handle.name.c_str(), count, texts.data(), nullptr, nullptr, 0));
     }
     check(r.get());

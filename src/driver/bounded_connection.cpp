@@ -1,0 +1,86 @@
+#include "driver/bounded_connection.hpp"
+
+#include <cstdio>
+#include <utility>
+
+#include "driver/statement_bound.hpp"
+#include "sqllock/error.hpp"
+
+namespace sqllock::detail {
+namespace {
+
+std::string seconds_text(std::chrono::milliseconds d) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g s", static_cast<double>(d.count()) / 1000.0);
+  return text;
+}
+
+}  // namespace
+
+std::string bound_exceeded_message(const std::string& display, std::chrono::milliseconds bound, bool by_caller) {
+  std::string m = "a statement to " + display + " got no answer ";
+  if (by_caller) {
+    m += "by the caller's deadline (plus " + seconds_text(kDeadlineGrace) +
+         "), so it was cut off: the network or the server stopped answering";
+  } else {
+    m += "within its bound of " + seconds_text(bound) +
+         " (statement_timeout), so it was cut off: the network or the server stopped answering, or the "
+         "statement needs longer (raise ?statement_timeout= in the URI or database_options::statement_timeout)";
+  }
+  return m + "; the connection was closed and the pool opens a new one";
+}
+
+bounded_connection::bounded_connection(std::unique_ptr<connection> inner, std::chrono::milliseconds bound,
+                                       statement_timer& timer, std::string display)
+    : inner_(std::move(inner)), bound_(bound), timer_(timer), display_(std::move(display)) {}
+
+template <class F>
+auto bounded_connection::bounded(F&& run, std::chrono::milliseconds extra) {
+  if (cut_) throw connection_error("connection to " + display_ + " was cut off at its statement bound; use a new one");
+  const auto deadline = deadline_of_statement(statement_timer::clock::now(), bound_ + extra);
+  statement_timer::ticket ticket = timer_.arm(inner_->socket(), deadline.at);
+  try {
+    auto r = run();
+    cut_ = ticket.disarm();  // answered just as the bound passed: the result stands, the socket is gone
+    return r;
+  } catch (const std::exception& e) {
+    if (!ticket.disarm()) throw;
+    cut_ = true;
+    // Whatever the client library made of the shut-down socket, the cause is the bound.
+    throw connection_error(bound_exceeded_message(display_, bound_, deadline.by_caller) + " (" + e.what() + ")");
+  }
+}
+
+bounded_connection::~bounded_connection() {
+  if (!inner_) return;
+  const auto ticket = timer_.arm(inner_->socket(), statement_timer::clock::now() + bound_);
+  inner_.reset();  // may talk to the server (UNLISTEN, DEALLOCATE, goodbye): bounded like a statement
+}
+
+void bounded_connection::listen(const std::string& channel) {
+  bounded([&] {
+    inner_->notifications()->listen(channel);
+    return 0;
+  });
+}
+
+std::vector<std::string> bounded_connection::await(std::chrono::milliseconds timeout) {
+  return bounded([&] { return inner_->notifications()->await(timeout); }, timeout);
+}
+
+result bounded_connection::exec(std::string_view sql, std::span<const value> params) {
+  return bounded([&] { return inner_->exec(sql, params); });
+}
+
+void bounded_connection::prepare(std::string_view sql, std::size_t param_count) {
+  bounded([&] {
+    inner_->prepare(sql, param_count);
+    return 0;
+  });
+}
+
+result bounded_connection::exec_direct(std::string_view sql) {
+  return bounded([&] { return inner_->exec_direct(sql); });
+}
+
+}  // namespace sqllock::detail
