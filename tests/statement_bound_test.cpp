@@ -122,6 +122,57 @@ TEST_P(StatementBoundTest, AReaperPassOnAFrozenConnectionEndsAtItsBound) {
   EXPECT_LE(took, 1s + kSlack);
 }
 
+// A cut-off on a network that still carries packets (the server is merely slow to answer: the
+// statement waits for a row lock another transaction holds) must end the statement on the server
+// too. Otherwise the server goes on waiting — holding whatever locks the statement took already —
+// and the retry on a new connection queues behind it. PostgreSQL notices the closed client itself
+// (client_connection_check_interval, which sqllock sets); MariaDB is sent KILL QUERY.
+TEST_P(StatementBoundTest, AStatementCutOffWhileWaitingForARowLockEndsOnTheServerToo) {
+  const database owner(GetParam().owner_uri);
+  const std::string table = unique_name("cut_wait");
+  auto admin = detail::database_access::impl(owner).borrow();
+  admin->exec_direct("CREATE TABLE " + table + " (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)");
+  admin->exec_direct("INSERT INTO " + table + " VALUES (1, 0)");
+  const std::string waiting_sql = "UPDATE " + table + " SET n = n + 1 WHERE id = 1";
+  // How many statements of that text the server is still running, other than `admin`'s own.
+  const std::string count_sql =
+      GetParam().dialect == dialect_kind::postgresql
+          ? "SELECT COUNT(*) FROM pg_stat_activity WHERE state = 'active' AND query = '" + waiting_sql + "'"
+          : "SELECT COUNT(*) FROM information_schema.processlist WHERE info = '" + waiting_sql + "'";
+  const auto running = [&] {
+    const auto r = admin->exec_direct(count_sql);
+    return std::stoi(r.rows.at(0).at(0).value_or("0"));
+  };
+
+  auto blocker = detail::database_access::impl(owner).borrow();
+  blocker->exec_direct(GetParam().dialect == dialect_kind::postgresql ? "BEGIN" : "START TRANSACTION");
+  blocker->exec_direct("SELECT n FROM " + table + " WHERE id = 1 FOR UPDATE");
+
+  const database bounded(with_query(GetParam().owner_uri, "statement_timeout=1s"));
+  auto conn = detail::database_access::impl(bounded).borrow();
+  {
+    std::jthread waiter([&] {
+      const auto start = clock_type::now();
+      EXPECT_THROW(conn->exec_direct(waiting_sql), connection_error) << "the row is locked: the statement must wait";
+      report("a statement waiting for a row lock", since(start));
+    });
+    std::this_thread::sleep_for(400ms);
+    EXPECT_EQ(running(), 1) << "the server does not show the waiting statement (so the check below proves nothing)";
+  }
+  const auto cut = clock_type::now();
+  bool ended = false;
+  while (!ended && since(cut) < 2s + kSlack) {
+    ended = running() == 0;
+    if (!ended) std::this_thread::sleep_for(50ms);
+  }
+  report("the server's copy of the statement", since(cut));
+  EXPECT_TRUE(ended) << "the server still runs the statement the client cut off";
+  blocker->exec_direct("COMMIT");
+  const auto n = admin->exec_direct("SELECT n FROM " + table + " WHERE id = 1");
+  EXPECT_EQ(n.rows.at(0).at(0).value_or(""), "0") << "the cut-off statement took effect after all";
+  admin->exec_direct("DROP TABLE " + table);
+}
+
 // A session lock's timed wait (advisory_lock: pg_advisory_lock under lock_timeout; named_lock:
 // GET_LOCK with a timeout) is one statement that waits on the server: its bound covers the wait.
 template <class L>

@@ -1,6 +1,9 @@
 #include "core/open_session.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <span>
+#include <string>
 
 #include "dialect/dialect.hpp"
 #include "dialect/renewal_sql.hpp"
@@ -22,6 +25,15 @@ std::unique_ptr<connection> open_connection(const connection_spec& spec, std::ch
   auto conn = std::make_unique<bounded_connection>(open_driver(spec, timeout), statement_timeout,
                                                    statement_timer::process(), spec.display);
   for (std::string_view statement : session_setup(spec.dialect)) conn->exec_direct(statement);
+  if (const auto stopper = cut_off_statement_stopper(spec.dialect); !stopper.session_id.empty()) {
+    const auto id = conn->exec_direct(stopper.session_id);
+    if (!id.rows.empty() && !id.rows[0].empty() && id.rows[0][0]) {
+      const value session = static_cast<std::int64_t>(std::stoll(*id.rows[0][0]));
+      conn->tell_server_on_cut_off([spec, timeout, stop = stopper.stop, session] {
+        open_driver(spec, timeout)->exec(stop, std::span(&session, 1));
+      });
+    }
+  }
   return conn;
 }
 

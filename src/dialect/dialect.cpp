@@ -18,7 +18,16 @@ std::span<const std::string_view> session_setup(dialect_kind kind) noexcept {
       "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO,"
       "NO_ENGINE_SUBSTITUTION', time_zone = '+00:00'",
   };
+  static constexpr std::string_view postgresql[] = {
+      "SELECT set_config(name, '1000', false) FROM pg_settings WHERE name = 'client_connection_check_interval'",
+  };
   if (kind == dialect_kind::mysql) return mysql;
+  if (kind == dialect_kind::postgresql) return postgresql;
+  return {};
+}
+
+statement_stopper cut_off_statement_stopper(dialect_kind kind) noexcept {
+  if (kind == dialect_kind::mysql) return {"SELECT CONNECTION_ID()", "KILL QUERY $1"};
   return {};
 }
 

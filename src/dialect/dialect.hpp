@@ -18,8 +18,22 @@ namespace sqllock::detail {
 // The statements a connection runs once, right after it is opened and before sqllock's first
 // statement on it. MySQL: strict mode, so an over-long value is an error instead of being
 // truncated into another lock's name, and UTC, so NOW() and times read back as text mean the same
-// everywhere. Empty for the other dialects.
+// everywhere. PostgreSQL: the backend checks every second, while a statement runs, whether its
+// client closed the connection (client_connection_check_interval, PostgreSQL 14 and later; older
+// servers skip it), so a statement cut off at its bound does not go on waiting for a lock. Empty
+// for SQLite.
 std::span<const std::string_view> session_setup(dialect_kind kind) noexcept;
+
+// How a statement cut off at its bound by the client (driver/bounded_connection) is stopped on the
+// server too, where the server does not notice a closed client during a lock wait (MariaDB, MySQL):
+// `session_id` is read once when the connection opens; `stop`, sent on a new connection with $1 =
+// that id, ends the statement the cut-off connection was running. Empty elsewhere (PostgreSQL
+// checks for itself, see session_setup).
+struct statement_stopper {
+  std::string_view session_id;
+  std::string_view stop;
+};
+statement_stopper cut_off_statement_stopper(dialect_kind kind) noexcept;
 
 // What a backend_error means to the core, independent of dialect.
 enum class error_kind {

@@ -1,6 +1,8 @@
 #include "driver/bounded_connection.hpp"
 
 #include <cstdio>
+#include <system_error>
+#include <thread>
 #include <utility>
 
 #include "driver/statement_bound.hpp"
@@ -34,6 +36,20 @@ bounded_connection::bounded_connection(std::unique_ptr<connection> inner, std::c
                                        statement_timer& timer, std::string display)
     : inner_(std::move(inner)), bound_(bound), timer_(timer), display_(std::move(display)) {}
 
+void bounded_connection::cut_off() {
+  cut_ = true;
+  if (!tell_server_) return;
+  try {
+    std::thread([tell = tell_server_]() noexcept {
+      try {
+        tell();
+      } catch (...) {  // the server ends the statement by its own limits then
+      }
+    }).detach();
+  } catch (const std::system_error&) {  // no thread to be had: as above
+  }
+}
+
 template <class F>
 auto bounded_connection::bounded(F&& run, std::chrono::milliseconds extra) {
   if (cut_) throw connection_error("connection to " + display_ + " was cut off at its statement bound; use a new one");
@@ -41,11 +57,11 @@ auto bounded_connection::bounded(F&& run, std::chrono::milliseconds extra) {
   statement_timer::ticket ticket = timer_.arm(inner_->socket(), deadline.at);
   try {
     auto r = run();
-    cut_ = ticket.disarm();  // answered just as the bound passed: the result stands, the socket is gone
+    if (ticket.disarm()) cut_ = true;  // answered just as the bound passed: the result stands, the socket is gone
     return r;
   } catch (const std::exception& e) {
     if (!ticket.disarm()) throw;
-    cut_ = true;
+    cut_off();
     // Whatever the client library made of the shut-down socket, the cause is the bound.
     throw connection_error(bound_exceeded_message(display_, bound_, deadline.by_caller) + " (" + e.what() + ")");
   }

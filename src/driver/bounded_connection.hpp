@@ -12,11 +12,18 @@
 // network would block the destructor. So is LISTEN; a wait for notifications gets its own timeout
 // on top of the bound.
 //
+// A cut-off ends the call, not the server's work: a statement waiting on the server for a lock goes
+// on waiting — and keeps the locks it took — until the server notices the closed socket, which
+// MariaDB does not do during a lock wait. So the opener may give the connection a way to tell the
+// server (tell_server_on_cut_off): it runs on a thread of its own after each cut-off (it may itself
+// block on a cut network, and the caller must not wait for it).
+//
 // Drivers whose connection exposes no socket (socket() == -1: SQLite, which has no network, or a
 // MySQL connection whose socket could not be identified) run their statements unwatched.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -41,18 +48,23 @@ class bounded_connection final : public connection, public notification_source {
   std::string_view driver_name() const noexcept override { return inner_->driver_name(); }
   notification_source* notifications() noexcept override { return inner_->notifications() ? this : nullptr; }
 
+  // Runs `tell` (on a detached thread, exceptions swallowed) whenever a statement is cut off.
+  void tell_server_on_cut_off(std::function<void()> tell) { tell_server_ = std::move(tell); }
+
   void listen(const std::string& channel) override;
   std::vector<std::string> await(std::chrono::milliseconds timeout) override;
 
  private:
   template <class F>
   auto bounded(F&& run, std::chrono::milliseconds extra = {});
+  void cut_off();  // marks the connection cut and tells the server
 
   std::unique_ptr<connection> inner_;
   std::chrono::milliseconds bound_;
   statement_timer& timer_;
   std::string display_;
   bool cut_ = false;  // the timer shut the socket down
+  std::function<void()> tell_server_;
 };
 
 // How a statement-bound failure reads: "statement to <display> got no answer within <bound>…".
