@@ -135,10 +135,11 @@ TEST_P(StatementBoundTest, AStatementCutOffWhileWaitingForARowLockEndsOnTheServe
   admin->exec_direct("INSERT INTO " + table + " VALUES (1, 0)");
   const std::string waiting_sql = "UPDATE " + table + " SET n = n + 1 WHERE id = 1";
   // How many statements of that text the server is still running, other than `admin`'s own.
-  const std::string count_sql =
-      GetParam().dialect == dialect_kind::postgresql
-          ? "SELECT COUNT(*) FROM pg_stat_activity WHERE state = 'active' AND query = '" + waiting_sql + "'"
-          : "SELECT COUNT(*) FROM information_schema.processlist WHERE info = '" + waiting_sql + "'";
+  const std::string count_sql = GetParam().dialect == dialect_kind::postgresql
+                                    ? "SELECT COUNT(*) FROM pg_stat_activity WHERE state = 'active' AND query = '" +
+                                          waiting_sql + "'"
+                                    : "SELECT COUNT(*) FROM information_schema.processlist WHERE info = '" +
+                                          waiting_sql + "'";
   const auto running = [&] {
     const auto r = admin->exec_direct(count_sql);
     return std::stoi(r.rows.at(0).at(0).value_or("0"));
