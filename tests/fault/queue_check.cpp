@@ -286,7 +286,10 @@ class queue_checker {
         // again (a kill); a session kill stops only the statements of that session.
         const std::int64_t to = f.pid != 0 ? std::max(f.end, down_until(f.pid, f.start)) : f.end;
         if (f.pid != 0 && !(pause && shared_counter) && !involved(res, f.pid, f.start, to)) continue;
-        ex.push_back({f.start, std::max(f.start + lease, f.end), f.kind});
+        // A network fault holds the process's statements back rather than dropping them: a renewal
+        // sent before it and delivered at its end keeps the place a lease longer.
+        const std::int64_t until = network_fault(f.kind) ? f.end + lease : std::max(f.start + lease, f.end);
+        ex.push_back({f.start, until, f.kind});
       }
       std::sort(ex.begin(), ex.end(), [](const excuse& a, const excuse& b) { return a.at < b.at; });
       const auto free = minus(merged(waits), merged(busy[res]));

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <random>
+#include <optional>
 #include <stop_token>
 #include <type_traits>
 
@@ -27,9 +28,10 @@ class queue_holder final : public test::lock_holder {
     // rw: the write lock one time in three.
     const bool write = !kShared || std::uniform_int_distribution<int>(0, 2)(rng_) == 0;
     if (!(write ? lock_.try_lock_for(wait) : try_lock_shared_for(wait))) return std::nullopt;
+    std::optional<test::lost_callback> on_lost;  // through the release too: a loss may come while it retries
     {
       queue_section s(db_, lock_.fence(), write, [this, write] { return reenter(write); });
-      std::stop_callback on_lost(lock_.lost_token(), [&] { hooks.on_lost(s.fence()); });
+      on_lost.emplace(lock_.lost_token(), [&hooks, fence = s.fence()] { hooks.on_lost(fence); });
       hooks.body(s);
       hooks.before_release();
     }

@@ -1,5 +1,6 @@
 #include "fault/semaphore_holder.hpp"
 
+#include <optional>
 #include <stop_token>
 
 #include "fault/schema.hpp"
@@ -17,9 +18,10 @@ class semaphore_holder final : public test::lock_holder {
   std::optional<test::release_result> hold(std::chrono::milliseconds wait, const test::hold_hooks& hooks) override {
     std::optional<permit> p = sem_.try_acquire_for(wait);
     if (!p) return std::nullopt;
+    std::optional<test::lost_callback> on_lost;  // through the release too: a loss may come while it runs
     {
       slot_section s(db_, p->fence(), p->slot());
-      std::stop_callback on_lost(p->lost_token(), [&] { hooks.on_lost(s.fence()); });
+      on_lost.emplace(p->lost_token(), [&hooks, fence = s.fence()] { hooks.on_lost(fence); });
       hooks.body(s);
       hooks.before_release();
     }

@@ -237,9 +237,10 @@ class object_lock_holder final : public lock_holder {
 
   std::optional<release_result> hold(std::chrono::milliseconds wait, const hold_hooks& hooks) override {
     if (!lock_->try_lock_for(wait)) return std::nullopt;
+    std::optional<lost_callback> on_lost;  // through the release too: a loss may come while it retries
     {
       object_section s(db_, *lock_, fenced_);
-      std::stop_callback on_lost(lock_->lost_token(), [&] { hooks.on_lost(s.fence()); });
+      on_lost.emplace(lock_->lost_token(), [&hooks, fence = s.fence()] { hooks.on_lost(fence); });
       hooks.body(s);
       hooks.before_release();
     }

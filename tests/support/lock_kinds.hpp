@@ -141,6 +141,11 @@ std::string to_string(release_result r);
 // release this way, so that no level is carried into the next hold).
 release_result release_retrying(const std::function<void()>& release);
 
+// A hold's loss callback (hooks.on_lost with its fence), registered on its lost_token() from the
+// section's start until the release has returned: a loss signalled while the release runs (a
+// deadline that passes while it retries) is a loss the holder was told of.
+using lost_callback = std::stop_callback<std::function<void()>>;
+
 // What a lock_holder runs under the lock.
 struct hold_hooks {
   std::function<void(lock_section&)> body;          // the critical section; must not throw
