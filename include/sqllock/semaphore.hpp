@@ -114,7 +114,9 @@ class SQLLOCK_API semaphore {
   semaphore& operator=(const semaphore&) = delete;
 
   // One attempt: a permit, or nullopt when all N slots are held by live permits (and also when a
-  // grant came back a full ttl after it was asked for: it is given back, as table_lock does).
+  // grant came back a full ttl after it was asked for: it is given back, as table_lock does). A
+  // free slot that a concurrent acquire takes first is no refusal: the attempt takes another free
+  // slot, so N racing attempts on N free permits all get one.
   // Throws connection_error / outcome_unknown / schema_error / backend_error on failure.
   [[nodiscard]] std::optional<permit> try_acquire();
 

@@ -9,9 +9,9 @@
 namespace sqllock::detail {
 namespace {
 
-// How often an acquire picks again after the slot it picked was taken by a concurrent acquire.
-// Each retry reads the slots anew, so it ends as soon as all N are seen busy.
-constexpr int kPickAttempts = 4;
+// Picks beyond N that an acquire may spend: on deadlock victims (rolled back whole, so not
+// necessarily a slot that someone else took) and on slots released and taken again meanwhile.
+constexpr std::int64_t kSparePicks = 4;
 
 }  // namespace
 
@@ -19,8 +19,17 @@ result permit_store::run(const std::string& sql, std::span<const value> params) 
   return run_lease_statement(conn_, sql_.kind, sql, params);
 }
 
+// A pick that loses its slot to a concurrent acquire picks again among the slots still free, until
+// one is taken or the read finds all N busy. Each lost pick is a slot that another acquire now
+// holds, committed (the losing statement decided on the newest version of the row: the ON
+// CONFLICT arbiter, the duplicate key's row lock, SQLite's single writer), so the next read sees
+// it busy and it is not picked again. Unless permits are released meanwhile, that ends after at
+// most N lost picks; the bound of N + kSparePicks only stops endless churn (a release and a new
+// grant for every pick) from keeping one attempt going. An uncontended acquire sends exactly what
+// it did before: one statement on PostgreSQL.
 std::optional<permit_grant> permit_store::acquire(const permit_request& r) {
-  for (int attempt = 0; attempt < kPickAttempts; ++attempt) {
+  const std::int64_t picks = r.permits + kSparePicks;
+  for (std::int64_t attempt = 0; attempt < picks; ++attempt) {
     if (!sql_.picks_slot_on_client) {
       const auto params = with_holder({r.resource, r.permits}, r.owner, r.session, r.lease, r.auto_renew);
       result res;

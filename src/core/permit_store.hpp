@@ -35,9 +35,10 @@ class permit_store {
   permit_store(connection& conn, const permit_sql& sql, std::string wakeup_channel)
       : conn_(conn), sql_(sql), channel_(std::move(wakeup_channel)) {}
 
-  // A free slot below N, taken; nullopt when all N are held by live permits. A slot taken by a
-  // concurrent acquire between the pick and the insert is picked again (a few times), so a
-  // nullopt means every slot was seen busy, or the race was lost repeatedly — contention either way.
+  // A free slot below N, taken; nullopt when all N are held by live permits. When a concurrent
+  // acquire takes the picked slot between the pick and the insert, another free slot is picked,
+  // until one is taken or all N are seen busy: a lost race is never a refusal. (Bounded: more than
+  // N + 4 lost picks — permits released and taken again throughout — also give nullopt.)
   std::optional<permit_grant> acquire(const permit_request& r);
 
   // Time until the first live permit below N runs out, or nullopt when none is live.

@@ -22,11 +22,11 @@ struct permit_sql {
   dialect_kind kind{};
 
   // ---- acquire
-  // Where the free slot is chosen. False (PostgreSQL, SQLite): `acquire` picks and takes it in
+  // Where the free slot is chosen. False (PostgreSQL): `acquire` picks and takes it in
   // one statement: $1 resource, $2 N, $3 owner token, $4 holder session, $5 host, $6 pid,
   // $7 thread, $8 lease ms, $9 auto_renew (0/1) → no row when every slot below N holds a live
   // permit; (slot, fence) when granted; (slot, NULL) when the slot it picked was taken by a
-  // concurrent acquire meanwhile (pick again).
+  // concurrent acquire meanwhile (the core picks again among the slots still free).
   // True (MySQL, SQLite): `busy_slots` ($1 resource) → the slots with a live permit, read without
   // locks; the core picks a free one at random; `acquire` takes that slot with $2 = slot, $10 = N
   // and the other parameters as above. It returns (fence) when it took the slot and no row when a
