@@ -18,6 +18,7 @@
 #include "sqllock/error.hpp"
 #include "sqllock/fair_lock.hpp"
 #include "sqllock/rw_lock.hpp"
+#include "sqllock/status.hpp"
 #include "sqllock/table_lock.hpp"
 #include "support/lock_fixture.hpp"
 #include "support/processes.hpp"
@@ -47,6 +48,38 @@ class QueueLockTest : public LockTableTest {
       std::this_thread::sleep_for(5ms);
     }
     return false;
+  }
+  // 25 rounds of: a holder of a new name (a writer) holds; a waiter in another thread waits with
+  // `wait` (up to 10 s); up to 200 forced releases of the name's queue run back to back until the
+  // waiter is served; then the holder releases. The waiter must get the lock, behind the holder.
+  template <class Lock, class Wait>
+  void expect_waiters_survive_forced_releases(queue_lock_kind kind, Wait wait) {
+    constexpr int kRounds = 25;
+    constexpr int kForcedReleases = 200;
+    const char tag = kind == queue_lock_kind::fair ? 'F' : 'R';
+    auto db = open();
+    auto waiter_db = open();
+    auto ops = open();
+    for (int round = 0; round < kRounds; ++round) {
+      SCOPED_TRACE("round " + std::to_string(round));
+      const std::string name = "forced-" + std::to_string(round);
+      Lock holder(db, name);
+      holder.lock();
+      const auto held = holder.fence();
+      std::atomic<bool> done{false};
+      auto waiter = std::async(std::launch::async, [&] {
+        Lock mine(waiter_db, name);
+        const bool got = wait(mine);
+        done = true;
+        return got ? mine.fence() : std::int64_t{0};
+      });
+      ASSERT_TRUE(await_entries(db, name, tag, 2));
+      for (int i = 0; i < kForcedReleases && !done; ++i) force_release_queue_entries(ops, name, kind);
+      holder.unlock();  // its place is gone: the error goes to on_unlock_error
+      std::int64_t fence = 0;
+      EXPECT_NO_THROW(fence = waiter.get()) << "a forced release must not fail the wait";
+      EXPECT_GT(fence, held) << "it got the lock, on a ticket behind the holder's";
+    }
   }
   static fair_lock_options fair_ttl(std::chrono::milliseconds ttl) {
     fair_lock_options o;
@@ -173,6 +206,20 @@ TEST_P(QueueLockTest, AWaiterWhosePlaceWasDeletedQueuesAgainAndGetsTheLock) {
   EXPECT_EQ(entries(db, "gone", 'F'), 0);
 }
 
+// A waiter whose place an operator deletes (`sqllock release --force`) again and again while it
+// waits: every deletion may land between a MySQL enqueue's write and its read-back. It queues
+// again at the back each time and is served within its deadline; it never fails the wait. The
+// forced release deletes the whole queue of the name, so the holder loses its place too.
+TEST_P(QueueLockTest, AWaiterWhosePlaceIsForceReleasedQueuesAgainAtTheBack) {
+  expect_waiters_survive_forced_releases<fair_lock>(queue_lock_kind::fair,
+                                                    [](fair_lock& l) { return l.try_lock_for(10s); });
+}
+
+TEST_P(QueueLockTest, AReaderWhosePlaceIsForceReleasedQueuesAgainAtTheBack) {
+  expect_waiters_survive_forced_releases<rw_lock>(queue_lock_kind::rw,
+                                                  [](rw_lock& l) { return l.try_lock_shared_for(10s); });
+}
+
 TEST_P(QueueLockTest, AKilledWaiterDropsOutWithinItsLease) {
   auto db = open();
   fair_lock holder(db, "dead");
@@ -215,6 +262,7 @@ TEST_P(QueueLockTest, AnAcquireDoesNotJoinAnOrphanedPlaceOfItsOwner) {
       const auto sql = detail::queue_statements(impl.dialect(), impl.options().table);
       orphan = detail::queue_store(*conn, *sql, impl.sql().wakeup_channel)
                    .enqueue({name, detail::queue_kind::rw, owner, impl.registry().session(), 60s, true, !write})
+                   .value()
                    .ticket;
     }
     rw_lock_options o;

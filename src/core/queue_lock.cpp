@@ -79,16 +79,25 @@ class queue_lock_state {
     }
     auto slot = registry.pin(name_, owner, store_);
     const scoped_pin pinned(registry, slot);
+    // A place lost (released by force, or its lease ran out) is taken again at the back, until
+    // the deadline.
+    const auto queue_again = [&] { return !deadline || impl_.time().now() < *deadline; };
     while (true) {
       queue_entry got;
       time_source::time_point sent;
       hold_view before;
       bool existing = false;
+      bool vanished = false;  // released by force as it was taken
       for (int orphans = 0;; ++orphans) {
         std::lock_guard op(slot->op);
         auto conn = impl_.borrow();
         sent = impl_.time().now();  // the server reads its clock for the lease after this
-        got = store(*conn).enqueue(request(owner, write));
+        const auto entry = store(*conn).enqueue(request(owner, write));
+        if (!entry) {
+          vanished = true;
+          break;
+        }
+        got = *entry;
         // A level added to the owner's live place, taken through another object of the same owner
         // on this handle, keeps that place's lease (and an upgrade of it is refused).
         before = registry.view(*slot);
@@ -104,6 +113,10 @@ class queue_lock_state {
                                   ": the queue keeps returning a place of this owner that no hold stands "
                                   "behind; retry the call",
                               "", 0);
+      }
+      if (vanished) {
+        if (!queue_again()) return false;
+        continue;
       }
       // The owner's place is a reader's, held through another object of this owner: an upgrade.
       // The enqueue changed nothing.
@@ -146,8 +159,8 @@ class queue_lock_state {
            .progressed = [&] { return moved; }});
       if (lost_place) {
         waiting.give_back_all();
-        if (deadline && impl_.time().now() >= *deadline) return false;
-        continue;  // at the back of the queue
+        if (!queue_again()) return false;
+        continue;
       }
       if (!turn) {
         waiting.give_back_level();
@@ -261,7 +274,8 @@ class queue_lock_state {
   }
 
   // One more level on the owner's held place. False when the place turned out to be lost (its
-  // entry had run out and the enqueue made a new one, now given back).
+  // entry had run out and the enqueue made a new one, now given back; or it was released by force
+  // as the level was added).
   bool add_level(const std::string& owner, const lease_levels::entry& mine, bool write) {
     auto& registry = impl_.registry();
     const auto& slot = mine.hold.slot;
@@ -269,14 +283,15 @@ class queue_lock_state {
     {
       std::lock_guard op(slot->op);
       auto conn = impl_.borrow();
-      got = store(*conn).enqueue(request(owner, write));
-      if (got.ticket != registry.view(*slot).fence) {
-        store(*conn).leave(name_, kind_, got.ticket, owner);
+      const auto entry = store(*conn).enqueue(request(owner, write));
+      if (!entry || entry->ticket != registry.view(*slot).fence) {
+        if (entry) store(*conn).leave(name_, kind_, entry->ticket, owner);
         registry.mark_lost(*slot);
         registry.forget(*slot);
         levels_.drop(owner);
         return false;
       }
+      got = *entry;
     }
     if (write && got.writes == 0) throw invalid_argument(upgrade_refused());
     registry.record_levels(*slot, got.levels());  // an added level keeps the place's lease

@@ -20,17 +20,19 @@ result queue_store::run(const std::string& sql, std::span<const value> params) {
   return run_lease_statement(conn_, sql_.kind, sql, params);
 }
 
-queue_entry queue_store::enqueue(const queue_request& r) {
+std::optional<queue_entry> queue_store::enqueue(const queue_request& r) {
   const auto params = with_holder({r.resource, kind_text(r.kind)}, r.owner, r.session, r.lease, r.auto_renew,
                                   {std::int64_t{r.write ? 1 : 0}});
   auto res = run(sql_.enqueue, params);
   if (sql_.enqueue_reads_back) {
     const value key[] = {r.resource, kind_text(r.kind), r.owner};
     res = run(sql_.enqueue_readback, key);
+    if (res.rows.empty()) return std::nullopt;  // deleted between the two statements
   }
   if (res.rows.empty())
     throw backend_error("the queue table returned no entry for an enqueue of '" + r.resource +
-                            "' (its entry was deleted at once: retry the call)",
+                            "' (the upsert must return its row: check the queue table's triggers and schema "
+                            "version with `sqllock migrate`)",
                         "", 0);
   return entry_of(res.rows[0], 0);
 }

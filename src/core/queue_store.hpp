@@ -50,8 +50,10 @@ class queue_store {
       : conn_(conn), sql_(sql), channel_(std::move(wakeup_channel)) {}
 
   // Takes a place, or adds a level to the owner's live entry (dialect/queue_sql.hpp enqueue): a
-  // write level asked of a reader entry changes nothing (writes stays 0).
-  queue_entry enqueue(const queue_request& r);
+  // write level asked of a reader entry changes nothing (writes stays 0). Nullopt when the entry
+  // was deleted before it could be read back (MySQL: a release by force between the upsert and
+  // its read-back): the place is lost as if at a check, and the caller queues again at the back.
+  std::optional<queue_entry> enqueue(const queue_request& r);
 
   // Whether the entry is at its turn; deletes expired entries ahead of it first.
   queue_turn check(const std::string& resource, queue_kind kind, std::int64_t ticket, const std::string& owner);

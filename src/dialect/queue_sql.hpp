@@ -39,7 +39,8 @@ struct queue_sql {
   // ticket stay) — except that a write level asked of a live reader entry (write_count = 0: an
   // upgrade) changes nothing; the core sees writes = 0 and refuses it.
   // Returns (ticket, writes, reads) of the entry — or, when enqueue_reads_back (MySQL), nothing,
-  // and enqueue_readback ($1 resource, $2 kind, $3 owner) returns it.
+  // and enqueue_readback ($1 resource, $2 kind, $3 owner) returns it: no row when the entry was
+  // deleted in between (a release by force), and the core queues again.
   std::string enqueue;
   bool enqueue_reads_back = false;
   std::string enqueue_readback;
