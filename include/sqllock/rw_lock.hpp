@@ -80,7 +80,8 @@ class SQLLOCK_API rw_lock {
   // only read levels (an upgrade), connection_error / outcome_unknown / schema_error /
   // backend_error on failure.
   void lock();
-  // Holds at once or gives its place back and returns false.
+  // Holds at once or gives its place back and returns false. Throws like lock(): invalid_argument
+  // when the calling owner holds only read levels (an upgrade), never returning false for that.
   [[nodiscard]] bool try_lock();
   template <class Rep, class Period>
   [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {

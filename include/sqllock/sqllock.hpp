@@ -4,11 +4,15 @@
 //   error.hpp     the exceptions sqllock throws
 //   table_lock.hpp  a lease lock stored as a row (every database)
 //   multi_lock.hpp  several table locks taken together, all or none (every database)
+//   semaphore.hpp  at most N holders of a name: leased permits (every database)
+//   fair_lock.hpp  a lease lock granted in arrival order (every database)
+//   rw_lock.hpp   a fair read-write lock: shared readers, exclusive writers (every database)
 //   advisory_lock.hpp  PostgreSQL advisory locks, session or transaction scope
 //   named_lock.hpp  MySQL/MariaDB GET_LOCK locks
 //   latch.hpp     a count-down latch: wait until N count-downs (every database)
 //   reaper.hpp    deleting expired lock rows
 //   status.hpp    listing held locks, forced release (operators)
+//   statement_deadline.hpp  a caller's deadline for the statements of its own waiting loop
 //   row_lock.hpp  a lock that lives as long as a transaction (PostgreSQL, MySQL); the adapters in
 //                 sqllock/adapters/ join an application's own transaction and are not included here
 #pragma once
