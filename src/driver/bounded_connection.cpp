@@ -1,6 +1,11 @@
 #include "driver/bounded_connection.hpp"
 
+#include <unistd.h>
+
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
+#include <mutex>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -36,17 +41,58 @@ bounded_connection::bounded_connection(std::unique_ptr<connection> inner, std::c
                                        statement_timer& timer, std::string display)
     : inner_(std::move(inner)), bound_(bound), timer_(timer), display_(std::move(display)) {}
 
+namespace {
+
+// The tells still running. A tell uses the client library (it connects and sends a statement),
+// whose global state the process's exit destroys: exit() first waits a moment for them, so a tell
+// on a live network (milliseconds) always finishes. One hung on a cut network is given up on.
+struct tells_in_flight {
+  std::mutex mu;
+  std::condition_variable done;
+  int running = 0;
+  pid_t owner = 0;  // the process whose threads they are (a forked child has none of them)
+
+  static tells_in_flight& process() {
+    static auto* t = new tells_in_flight;  // never destroyed: a tell may outlive every static
+    return *t;
+  }
+  static void wait_at_exit() {
+    auto& t = process();
+    std::unique_lock lock(t.mu);
+    if (t.owner != ::getpid()) return;
+    t.done.wait_for(lock, std::chrono::seconds(2), [&] { return t.running == 0; });
+  }
+};
+
+}  // namespace
+
 void bounded_connection::cut_off() {
   cut_ = true;
   if (!tell_server_) return;
+  static std::once_flag at_exit;
+  std::call_once(at_exit, [] { std::atexit(tells_in_flight::wait_at_exit); });
+  auto& tells = tells_in_flight::process();
+  {
+    std::lock_guard lock(tells.mu);
+    if (tells.owner != ::getpid()) {  // the first tell of this process (or of a forked child)
+      tells.running = 0;
+      tells.owner = ::getpid();
+    }
+    ++tells.running;
+  }
   try {
-    std::thread([tell = tell_server_]() noexcept {
+    std::thread([tell = tell_server_, &tells]() noexcept {
       try {
         tell();
       } catch (...) {  // the server ends the statement by its own limits then
       }
+      std::lock_guard lock(tells.mu);
+      --tells.running;
+      tells.done.notify_all();
     }).detach();
   } catch (const std::system_error&) {  // no thread to be had: as above
+    std::lock_guard lock(tells.mu);
+    --tells.running;
   }
 }
 
