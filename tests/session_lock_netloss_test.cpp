@@ -349,6 +349,38 @@ TEST_P(SessionLockNetlossTest, ANamedLocksConnectionGoesBackToThePoolWithTheServ
   EXPECT_EQ(scalar(db, "SELECT @@SESSION.wait_timeout"), scalar(db, "SELECT @@GLOBAL.wait_timeout"));
 }
 
+// A grant read long after the server sent it may name a session the server has ended since: a
+// holder stopped right after the grant is silent, and MariaDB ends a session silent for its
+// dead-peer limit (wait_timeout, 3 s for this keepalive), freeing the lock. Here the grant waits
+// in a frozen proxy instead of a stopped process; when it arrives, another session holds the lock.
+// The acquire must check its session before it counts the lock as held.
+TEST_P(SessionLockNetlossTest, AGrantReadPastTheServersDeadPeerLimitCountsOnlyIfTheSessionStillAnswers) {
+  if (GetParam().dialect != dialect_kind::mysql)
+    GTEST_SKIP() << "MySQL/MariaDB only: PostgreSQL keeps a silent session while the client's kernel answers";
+  tcp_proxy proxy(GetParam().uri);
+  const database through(proxy.uri());
+  const database direct = open();
+  const std::string name = unique_name("late_grant");
+  named_lock holder(direct, name);
+  holder.lock();
+  session_lock_options o;
+  o.keepalive = kKeepalive;
+  named_lock waiter(through, name, o);
+  std::atomic<int> got{-1};
+  std::jthread waiting([&] { got = waiter.try_lock_for(scaled(8s)) ? 1 : 0; });
+  std::this_thread::sleep_for(500ms);  // the waiter's GET_LOCK waits on the server
+  proxy.freeze();
+  holder.unlock();  // granted to the waiter's session; the answer waits in the proxy
+  std::this_thread::sleep_for(detail::server_dead_peer_limit(kKeepalive) + 1500ms);
+  named_lock rival(direct, name);
+  ASSERT_TRUE(rival.try_lock_for(2s)) << "the server did not end the silent session and free its lock";
+  proxy.thaw();
+  waiting.join();
+  EXPECT_EQ(got.load(), 0) << "the waiter reported holding a lock the server had given to another session";
+  EXPECT_FALSE(waiter.holds());
+  EXPECT_TRUE(rival.holds());
+}
+
 // PostgreSQL keeps the settings on the pooled connection (set once, not on every lock); a session
 // whose keepalive asks for another limit sets its own on the same connection.
 TEST_P(SessionLockNetlossTest, APooledConnectionGetsTheLimitOfEachSessionsKeepalive) {

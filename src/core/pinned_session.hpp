@@ -174,6 +174,12 @@ class session_registry {
   // statement (connection_error when the connection is dead).
   void limit_server_wait(pinned_session& s);
 
+  // One ping on the session's connection (the caller holds s.use and s.conn is set): whether it
+  // reached the session's server session. False when the connection broke, or when the ping of a
+  // tagged session (behind a transaction-mode pooler) reached another server session; any other
+  // error came from a live server and counts as an answer. Blocks as long as the statement does.
+  bool ping(pinned_session& s) noexcept;
+
   // Records lock levels taken (+) or given back (−). The first hold schedules pings.
   void add_holds(pinned_session& s, std::int64_t delta);
 

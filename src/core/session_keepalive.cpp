@@ -127,8 +127,24 @@ bool session_registry::start_pinger() noexcept {
   return true;
 }
 
+bool session_registry::ping(pinned_session& s) noexcept {
+  try {
+    if (s.tagged) {
+      // Behind a transaction-mode pooler the ping may reach another server session than the one
+      // that holds the locks: then they are out of this client's reach, as good as lost.
+      connection& c = **s.conn;
+      const auto r = c.exec(advisory_statements(impl_.dialect()).session_is_mine, std::vector<value>{c.session_tag});
+      return pg_true(r.rows.at(0).at(0));
+    }
+    (*s.conn)->exec_direct(keepalive_statement(impl_.dialect()));
+    return true;
+  } catch (...) {
+    // Only a broken connection means a dead session; any other error came from a live server.
+    return !(*s.conn)->broken();
+  }
+}
+
 void session_registry::pinger_loop(std::shared_ptr<registry_sync> sync) noexcept {
-  const std::string& statement = keepalive_statement(impl_.dialect());  // static storage
   std::unique_lock lock(sync->mu);
   while (!closing_) {
     if (due_.empty()) {
@@ -157,21 +173,7 @@ void session_registry::pinger_loop(std::shared_ptr<registry_sync> sync) noexcept
     s->ping_since = clock_.now();
     s->ping_reprieved = false;
     lock.unlock();
-    bool alive = true;
-    try {
-      if (s->tagged) {
-        // Behind a transaction-mode pooler the ping may reach another server session than the
-        // one that holds the locks: then they are out of this client's reach, as good as lost.
-        connection& c = **s->conn;
-        const auto r = c.exec(advisory_statements(impl_.dialect()).session_is_mine, std::vector<value>{c.session_tag});
-        alive = pg_true(r.rows.at(0).at(0));
-      } else {
-        (*s->conn)->exec_direct(statement);
-      }
-    } catch (...) {
-      // Only a broken connection means a dead session; any other error came from a live server.
-      alive = !(*s->conn)->broken();
-    }
+    const bool alive = ping(*s);
     lock.lock();
     if (s->written_off) {
       // Declared lost while this ping hung. The registry no longer counts this thread and may be

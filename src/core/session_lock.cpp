@@ -52,6 +52,10 @@ bool session_lock::acquire(lock_mode mode, std::optional<steady::time_point> dea
   // Idle pooled connections may have died with the server (a restart): each such connection
   // fails once when used, and then the next one is tried.
   const std::size_t retries = impl_.options().pool_size + 2;
+  const auto keeps_failing = [&] {
+    return connection_error("the database session for " + protocol_->description() +
+                            " keeps failing; check the server and retry");
+  };
   for (std::size_t attempt = 0;; ++attempt) {
     session_pin pin(*reg, reg->pin(owner, options_.keepalive));
     std::unique_lock use(pin->use, std::defer_lock);
@@ -62,11 +66,11 @@ bool session_lock::acquire(lock_mode mode, std::optional<steady::time_point> dea
     if (waited == use_wait::timed_out) return false;
     if (waited == use_wait::lost || !pin->conn) {  // found dead meanwhile; the owner gets a new session
       if (attempt < retries) continue;
-      throw connection_error("the database session for " + protocol_->description() +
-                             " keeps failing; check the server and retry");
+      throw keeps_failing();
     }
     bool acquired = false;
     session_lock_protocol::attempt state;
+    const auto sent = impl_.time().now();
     try {
       reg->limit_server_wait(*pin);  // a dead connection fails here like in the acquire
       acquired = protocol_->acquire(**pin->conn, mode, deadline, state);
@@ -86,6 +90,19 @@ bool session_lock::acquire(lock_mode mode, std::optional<steady::time_point> dea
     }
     if (!acquired) return false;
     if (protocol_->tags_session()) pin->tagged = true;
+    // A grant read the server's dead-peer limit or more after the attempt began may name a session
+    // the server has ended since: a process stopped (SIGSTOP, a suspended VM) right after the
+    // server granted the lock stays silent, and MariaDB ends a session silent that long (its
+    // wait_timeout, limit_server_wait), freeing the lock for someone else. Such a grant counts
+    // only once a ping reaches the session; otherwise the session is lost and the owner tries on
+    // a new one.
+    if (impl_.time().now() - sent >= server_dead_peer_limit(options_.keepalive) && !reg->ping(*pin)) {
+      auto lost = reg->lose(*pin);
+      use.unlock();
+      run_callbacks(lost);
+      if (attempt < retries) continue;
+      throw keeps_failing();
+    }
     reg->add_holds(*pin, +1);
     const auto recorded = mine_.add(owner, pin.get(), index(mode), same_session);
     // A new session for this owner: levels recorded on an earlier one died with it.

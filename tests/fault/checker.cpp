@@ -331,8 +331,9 @@ class checker {
   // A network partition or stall of the holder's lock connections (net-partition, net-stall) does
   // the same to a session lock: the ping gets no answer. For leased kinds a partition (1.5 L)
   // outlasts the lease like a long pause, while the holder runs on (lost signals are recorded, not
-  // obeyed); any other network fault of the holder explains an overlap only when the holder was
-  // told before the other entered (told-before-granted checks that for every grant).
+  // obeyed); any other network fault of the holder — for a session lock too — explains an overlap
+  // only when the holder was told before the other entered (told-before-granted checks that for
+  // every grant).
   // Whether the server ends a session that stays silent for server_dead_peer_limit (sqllock sets
   // MariaDB's session wait_timeout to it, core/pinned_session.hpp). A stopped process cannot ping:
   // a pause that long ends its session and frees its locks — as the lease of a paused holder runs
@@ -358,9 +359,11 @@ class checker {
       if (f.pid != stale.pid) continue;
       if (lease && (long_pause || f.kind == "net-partition")) return f.kind;
       // Steady latency, retransmission-like stalls or a stall of the holder's own lock connections
-      // can make its renewals too late under load (each costs several delayed round trips); told at
-      // its local deadline before the other entered, it kept the contract, as above.
-      if (lease && network_fault(f.kind) && stale.lost_at != 0 && stale.lost_at <= entered)
+      // can make its renewals too late under load (each costs several delayed round trips), or its
+      // keepalive ping later than the verdict (a session lock's connection is then written off and
+      // closed, which frees the lock); told before the other entered, it kept the contract.
+      if ((lease || signalled) && network_fault(f.kind) && stale.lost_at != 0 && stale.lost_at >= f.start &&
+          stale.lost_at <= entered)
         return f.kind + "-told-in-time";
       if (!lease && f.kind == "session-kill") return f.kind;
       const bool cut_off = long_pause || f.kind == "net-partition" || f.kind == "net-stall";
