@@ -373,6 +373,11 @@ class checker {
               std::chrono::nanoseconds(sqllock::detail::server_dead_peer_limit(ev_.cfg.keepalive)).count())
         return f.kind + "-past-server-limit";
     }
+    // Whatever made the lease (or the session) lapse — above, the faults that explain it; here none:
+    // a machine so loaded that a renewal or ping came too late — a holder told before the other
+    // entered kept the contract (told-before-granted checks every grant). Counted apart, so that
+    // runs full of them show.
+    if ((lease || signalled) && stale.lost_at != 0 && stale.lost_at <= entered) return "no-fault-told-in-time";
     return "";
   }
 
