@@ -143,7 +143,7 @@ hold_view lease_registry::view(const lease_slot& slot) const {
 }
 
 steady::time_point lease_registry::next_renewal() const {
-  if (orphan_held_back_ && telling_ == 0) return steady::time_point::min();
+  if (orphan_held_back_ && !telling()) return steady::time_point::min();
   auto next = steady::time_point::max();
   for (const auto& [k, s] : slots_)
     if (live(*s) && s->auto_renew && !s->releasing) next = std::min(next, std::max(renew_due(*s), retry_at_));
@@ -162,8 +162,11 @@ void lease_registry::fire_into(telling_batch& batch, const std::shared_ptr<lease
   if (cbs.empty()) return;
   batch.lost.insert(batch.lost.end(), std::make_move_iterator(cbs.begin()), std::make_move_iterator(cbs.end()));
   ++slot->telling;
-  ++telling_;
   batch.slots.push_back(slot);
+}
+
+bool lease_registry::telling() const {
+  return std::any_of(slots_.begin(), slots_.end(), [](const auto& kv) { return kv.second->telling > 0; });
 }
 
 lease_registry::telling_batch lease_registry::expire_overdue(steady::time_point now) {
@@ -285,10 +288,9 @@ void lease_registry::run_lost(telling_batch& batch, std::unique_lock<std::mutex>
   lock.lock();
   for (const auto& s : batch.slots) {
     --s->telling;
-    --telling_;
     if (s->telling == 0 && s->pins == 0) slots_.erase(key(s->store, s->resource, s->owner));
   }
-  if (orphan_held_back_ && telling_ == 0) changed_.notify_all();
+  if (orphan_held_back_ && !telling()) changed_.notify_all();
 }
 
 void lease_registry::renewer(std::stop_token stop) {

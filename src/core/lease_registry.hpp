@@ -158,6 +158,7 @@ class lease_registry {
   telling_batch expire_overdue(steady::time_point now);  // requires mu_
   steady::time_point next_renewal() const;               // requires mu_
   steady::time_point next_deadline() const;              // requires mu_
+  bool telling() const;                                  // a slot's loss is being told; requires mu_
   // Runs the batch's callbacks on this (sqllock's own) thread with mu_ released, keeping the
   // handle alive; then its slots are no longer telling (an orphan held back for them is due).
   void run_lost(telling_batch& batch, std::unique_lock<std::mutex>& lock);
@@ -169,7 +170,6 @@ class lease_registry {
   std::condition_variable_any changed_;
   std::map<key, std::shared_ptr<lease_slot>> slots_;
   steady::time_point retry_at_{};  // after a failed renewal, the earliest next attempt
-  int telling_ = 0;                // slots whose loss is being told (sum of lease_slot::telling)
   // A renewal held back an orphan's delete for a loss being told: once none is, renew again.
   bool orphan_held_back_ = false;
   // A new hold wakes a thread only when it is due before the thread wakes anyway.
