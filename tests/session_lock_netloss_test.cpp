@@ -21,6 +21,8 @@
 #include "sqllock/advisory_lock.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/named_lock.hpp"
+#include "support/client_sessions.hpp"
+#include "support/fresh_database.hpp"
 #include "support/processes.hpp"
 #include "support/session_lock_fixture.hpp"
 #include "support/tcp_proxy.hpp"
@@ -379,6 +381,71 @@ TEST_P(SessionLockNetlossTest, AGrantReadPastTheServersDeadPeerLimitCountsOnlyIf
   EXPECT_EQ(got.load(), 0) << "the waiter reported holding a lock the server had given to another session";
   EXPECT_FALSE(waiter.holds());
   EXPECT_TRUE(rival.holds());
+}
+
+// The same for a session an administrator ends while the grant is on its way: the server frees
+// the lock at once and another session takes it. The grant arrives a keepalive period or more
+// after the attempt began (the session went unwatched that long), so it counts only once a ping
+// reaches the session: it does not, and the waiter goes on waiting, on a new session.
+template <class Lock>
+void grant_of_a_session_ended_on_its_way(const database& direct, const std::string& uri,
+                                         const std::string& waiting_session) {
+  tcp_proxy proxy(uri);
+  const database through(proxy.uri());
+  const std::string name = unique_name("ended_grant");
+  session_lock_options o;
+  o.keepalive = kKeepalive;
+  Lock holder(direct, name);
+  holder.lock();
+  std::atomic<int> got{-1};
+  std::atomic<bool> rival_holds{false}, alongside{false};
+  std::jthread waiting([&] {
+    Lock waiter(through, name, o);
+    // PostgreSQL's client reads the end of the session with the grant: the attempt fails, and the
+    // waiter tries again, on a new session.
+    for (int errors = 0; errors < 3; ++errors) {
+      try {
+        const bool held = waiter.try_lock_for(scaled(8s));
+        alongside = held && rival_holds.load();
+        got = held ? 1 : 0;
+        return;
+      } catch (const connection_error&) {
+      }
+    }
+  });
+  std::string session;
+  for (const auto give_up = clock_type::now() + 5s; session.empty() && clock_type::now() < give_up;) {
+    std::this_thread::sleep_for(20ms);
+    const auto r = sql(direct, waiting_session);
+    if (!r.rows.empty() && r.rows[0][0]) session = *r.rows[0][0];
+  }
+  ASSERT_FALSE(session.empty()) << "the waiter's statement never waited on the server";
+  std::this_thread::sleep_for(kKeepalive);  // the grant is read a keepalive period after the attempt began
+  proxy.freeze();
+  holder.unlock();  // granted to the waiter's session; the answer waits in the proxy
+  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(kill_session(direct, std::stoll(session)));
+  Lock rival(direct, name);
+  ASSERT_TRUE(rival.try_lock_for(2s)) << "the server did not free the ended session's lock";
+  rival_holds = true;
+  proxy.thaw();
+  std::this_thread::sleep_for(scaled(kKeepalive + 500ms));
+  rival_holds = false;
+  rival.unlock();
+  waiting.join();
+  EXPECT_FALSE(alongside.load()) << "the waiter reported holding a lock the server had given to another session";
+  EXPECT_EQ(got.load(), 1) << "once the rival let go, the waiter took it on a new session";
+}
+
+TEST_P(SessionLockNetlossTest, AGrantWhoseSessionWasEndedOnItsWayDoesNotCount) {
+  const database direct = open();
+  if (GetParam().dialect == dialect_kind::postgresql)
+    grant_of_a_session_ended_on_its_way<advisory_lock>(
+        direct, GetParam().uri, "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT granted");
+  else
+    grant_of_a_session_ended_on_its_way<named_lock>(
+        direct, GetParam().uri,
+        "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE '%GET_LOCK%' AND ID <> CONNECTION_ID()");
 }
 
 // PostgreSQL keeps the settings on the pooled connection (set once, not on every lock); a session

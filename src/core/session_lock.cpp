@@ -90,13 +90,15 @@ bool session_lock::acquire(lock_mode mode, std::optional<steady::time_point> dea
     }
     if (!acquired) return false;
     if (protocol_->tags_session()) pin->tagged = true;
-    // A grant read the server's dead-peer limit or more after the attempt began may name a session
-    // the server has ended since: a process stopped (SIGSTOP, a suspended VM) right after the
-    // server granted the lock stays silent, and MariaDB ends a session silent that long (its
-    // wait_timeout, limit_server_wait), freeing the lock for someone else. Such a grant counts
-    // only once a ping reaches the session; otherwise the session is lost and the owner tries on
-    // a new one.
-    if (impl_.time().now() - sent >= server_dead_peer_limit(options_.keepalive) && !reg->ping(*pin)) {
+    // While the statement waited, nobody watched its session: the keepalive cannot ping a session
+    // busy with a statement. A grant read a keepalive period or more after the attempt began may
+    // name a session the server has ended since — killed by an administrator while the answer was
+    // on its way, or ended as silent: a process stopped (SIGSTOP, a suspended VM) right after the
+    // grant, and MariaDB ends a session silent for its wait_timeout (limit_server_wait), freeing
+    // the lock for someone else. Such a grant counts only once a ping reaches the session, the
+    // check the keepalive would have made by then; otherwise the session is lost and the owner
+    // tries on a new one. A grant read sooner is checked by the keepalive's next ping.
+    if (impl_.time().now() - sent >= options_.keepalive && !reg->ping(*pin)) {
       auto lost = reg->lose(*pin);
       use.unlock();
       run_callbacks(lost);
