@@ -57,6 +57,7 @@ class checker {
     if (ev_.cfg.kind != lock_kind::latch) check_told(ev_, holds_, r_);
     lost_signals();
     liveness();
+    stalls();
     if (failover_) failovers();
     return r_;
   }
@@ -394,7 +395,8 @@ class checker {
         for (const hold_rec* stale : active) {
           if (!stale->writer && !h->writer) continue;  // read holds share the lock
           max_ns = std::max(max_ns, std::min(stale->end, h->end) - h->start);
-          const std::string why = explanation(*stale, h->start);
+          const std::string in_flight = ended_in_flight(ev_, *h);
+          const std::string why = in_flight.empty() ? explanation(*stale, h->start) : in_flight;
           if (why.empty()) {
             violation("client-overlap", describe(*stale) + " still inside when " + describe(*h) + " entered");
             continue;
@@ -465,27 +467,69 @@ class checker {
     metric("session-kill-learned-max-ms", worst / kMs);
   }
 
+  // The probes' waits, less the time within each that nobody could run (fault/stall_monitor.hpp).
   void liveness() {
-    std::int64_t worst = 0;
+    std::int64_t worst = 0, stalled_max = 0;
     for (const auto& l : ev_.liveness) {
       worst = std::max(worst, l.waited_ms);
-      if (l.waited_ms < 0 || l.waited_ms > ev_.liveness_bound_ms)
-        violation("liveness", l.resource + " acquired after " + std::to_string(l.waited_ms) + " ms (bound " +
+      const std::int64_t stalled = l.waited_ms < 0 ? 0 : stalled_within(ev_.liveness_from, l.waited_ms * kMs) / kMs;
+      stalled_max = std::max(stalled_max, stalled);
+      if (l.waited_ms < 0 || l.waited_ms - stalled > ev_.liveness_bound_ms)
+        violation("liveness", l.resource + " acquired after " + std::to_string(l.waited_ms) + " ms, " +
+                                  std::to_string(stalled) + " ms of it stalled (bound " +
                                   std::to_string(ev_.liveness_bound_ms) + " ms)");
     }
     metric("liveness-max-ms", worst);
+    metric("liveness-stalled-max-ms", stalled_max);
+  }
+
+  // How much of [from, from + length) the stalls cover (their union).
+  std::int64_t stalled_within(std::int64_t from, std::int64_t length) const {
+    std::vector<std::pair<std::int64_t, std::int64_t>> in;
+    for (const auto& st : ev_.stalls)
+      if (st.end > from && st.start < from + length)
+        in.emplace_back(std::max(st.start, from), std::min(st.end, from + length));
+    std::sort(in.begin(), in.end());
+    std::int64_t total = 0, reach = from;
+    for (const auto& [a, b] : in) {
+      total += std::max<std::int64_t>(0, b - std::max(a, reach));
+      reach = std::max(reach, b);
+    }
+    return total;
+  }
+
+  void stalls() {
+    for (const char* kind : {"machine-stall", "server-stall"}) {
+      std::int64_t n = 0, longest = 0, total = 0;
+      for (const auto& st : ev_.stalls)
+        if (st.kind == kind) {
+          ++n;
+          longest = std::max(longest, st.end - st.start);
+          total += st.end - st.start;
+        }
+      metric(std::string(kind) + "s", n);
+      metric(std::string(kind) + "-max-ms", longest / kMs);
+      metric(std::string(kind) + "-total-ms", total / kMs);
+    }
   }
 
   // Fences in the order the clients saw grants happen: a hold whose acquire call began after
   // another hold of the resource was granted (its A) must have the higher fence. The server's
   // log (fence-order) has only the grants the surviving node kept; this also covers any grant a
-  // failover lost. An equal fence of the same thread is that thread's own grant taken again
-  // (re-entry of a row its failed release left), not a new grant.
+  // failover lost. A fence of the same thread's earlier hold is that thread's own grant taken
+  // again (re-entry of a row or place its failed release left, which a queue's ticket names
+  // uniquely), not a new grant.
   void fence_causal() {
     std::map<std::string, std::vector<const hold_rec*>> by_res;
     for (const auto& h : holds_)
       if (h.fence >= 0) by_res[h.res].push_back(&h);
     for (auto& [res, hs] : by_res) {
+      const auto own_earlier = [&](const hold_rec& h) {
+        return std::any_of(hs.begin(), hs.end(), [&](const hold_rec* e) {
+          return e->pid == h.pid && e->thread == h.thread && e->fence == h.fence && e->start < h.start &&
+                 e->release != "ok";
+        });
+      };
       std::sort(hs.begin(), hs.end(), [](auto* a, auto* b) { return a->start < b->start; });
       std::vector<const hold_rec*> top;  // top[n]: the highest fence among hs[0..n]
       for (const auto* h : hs) top.push_back(top.empty() || h->fence > top.back()->fence ? h : top.back());
@@ -496,7 +540,7 @@ class checker {
         if (n == 0) continue;
         const hold_rec* before = top[static_cast<std::size_t>(n - 1)];
         if (before->fence < h->fence) continue;
-        if (before->fence == h->fence && before->pid == h->pid && before->thread == h->thread) {
+        if ((before->fence == h->fence && before->pid == h->pid && before->thread == h->thread) || own_earlier(*h)) {
           bump("fence-causal-same-grant");
           continue;
         }

@@ -91,6 +91,9 @@ struct run_evidence {
   std::vector<event> events;         // every worker's history
   std::vector<worker_proc> workers;  // with kill times
   std::vector<fault_event> faults;
+  // When the machine or the server was too starved to run anyone (fault/stall_monitor.hpp): read
+  // by the liveness checks only.
+  std::vector<fault_event> stalls;
   std::vector<grant_row> grants;  // table locks; semaphore permits (per slot_key)
   std::vector<data_row> data;
   std::vector<latch_log_row> latch_log;   // latch runs: the server's latch log (fault/latch_check.hpp)
@@ -98,6 +101,7 @@ struct run_evidence {
   std::int64_t queue_stall_slack_ms = 0;  // queue-stall: a free name's waiter must hold within this past its excuse
   std::vector<liveness_result> liveness;
   std::int64_t liveness_bound_ms = 0;
+  std::int64_t liveness_from = 0;             // CLOCK_MONOTONIC: when the liveness probes' waits began
   std::int64_t lost_signal_bound_ms = 0;      // a killed session's holder must learn within this
   std::int64_t failover_signal_bound_ms = 0;  // a holder at a kill-primary must learn within this
   std::int64_t failover_slack_ms = 0;         // failover-liveness bound: failover time + this

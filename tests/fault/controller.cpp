@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -19,6 +20,7 @@
 #include "fault/queue_rogue.hpp"
 #include "fault/schema.hpp"
 #include "fault/servers.hpp"
+#include "fault/stall_monitor.hpp"
 #include "sqllock/advisory_lock.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/fair_lock.hpp"
@@ -117,6 +119,8 @@ void dump_evidence(const std::filesystem::path& dir, const run_evidence& ev) {
   std::ofstream faults(dir / "faults.txt");
   for (const auto& f : ev.faults)
     faults << f.kind << ' ' << f.pid << ' ' << f.start << ' ' << f.end << ' ' << f.session << ' ' << f.found_at << '\n';
+  std::ofstream stalls(dir / "stalls.txt");
+  for (const auto& f : ev.stalls) stalls << f.kind << ' ' << f.start << ' ' << f.end << '\n';
   std::ofstream(dir / "clock.txt") << "realtime_minus_mono_ns " << ev.realtime_minus_mono_ns << '\n';
   // Semaphore runs: resource is "<name>/<slot>" (the permits table's log).
   std::ofstream grants(dir / "grants.txt");
@@ -274,6 +278,7 @@ report run_controller(const controller_args& a) {
   }
   board holders(a.dir / "board", true);
   if (cfg.expect_refusal) return refusal_run(a, servers.get(), uri);
+  std::optional<stall_monitor> starved(std::in_place, servers ? uri : std::string());
   const std::int64_t clock_offset_before = realtime_minus_mono_ns();
   const std::int64_t until = mono_ns() + cfg.duration.count() * 1'000'000'000;
   fleet workers(cfg.processes, a.dir, worker_command(a, cfg, servers.get(), uri, until));
@@ -340,6 +345,9 @@ report run_controller(const controller_args& a) {
     }
   }
   reaper = {};
+  ev.liveness_from = all_dead;
+  ev.stalls = starved->stalls();
+  starved.reset();
 
   ev.workers = workers.all();
   ev.events = read_histories(ev.workers);

@@ -291,6 +291,9 @@ class queue_checker {
         const std::int64_t until = network_fault(f.kind) ? f.end + lease : std::max(f.start + lease, f.end);
         ex.push_back({f.start, until, f.kind});
       }
+      // While nobody could run (fault/stall_monitor.hpp), no hand-off can be asked of the queue;
+      // it is due a slack after the stall, as after any other excuse.
+      for (const auto& st : ev_.stalls) ex.push_back({st.start, st.end, st.kind});
       std::sort(ex.begin(), ex.end(), [](const excuse& a, const excuse& b) { return a.at < b.at; });
       const auto free = minus(merged(waits), merged(busy[res]));
       for (const auto& [from, to] : free) {

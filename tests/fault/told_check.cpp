@@ -50,7 +50,11 @@ class told_checker {
         claiming.push_back(g);
         if (against.size() + 1 <= capacity) continue;
         std::vector<const hold_rec*> untold;  // earliest grant first: the likeliest to have lost it
-        std::string why;
+        std::string why = ended_in_flight(ev_, *g);
+        if (!why.empty()) {  // g's grant, not theirs, was the stale one
+          ++r_.metrics["told-before-granted-excused-by-" + why];
+          continue;
+        }
         for (const hold_rec* e : against) {
           const std::string excuse = excused(*e, *g);
           if (excuse.empty())
@@ -131,6 +135,15 @@ class told_checker {
 };
 
 }  // namespace
+
+std::string ended_in_flight(const run_evidence& ev, const hold_rec& g) {
+  if (leased(ev.cfg.kind)) return "";
+  for (const auto& f : ev.faults)
+    if (f.kind == "session-kill" && f.pid == g.pid && g.called <= f.end && f.start <= g.start && g.lost_at != 0 &&
+        g.lost_at <= g.start + ev.lost_signal_bound_ms * kMs)
+      return "session-kill-in-flight-told-in-time";
+  return "";
+}
 
 void check_told(const run_evidence& ev, const std::vector<hold_rec>& holds, report& r) {
   told_checker(ev, holds, r).run();
