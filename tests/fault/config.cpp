@@ -70,7 +70,7 @@ setup_kind parse_setup(const std::string& s) {
 
 bool injects_network_faults(const run_config& c) {
   if (c.dialect == dialect_kind::sqlite || c.setup != setup_kind::standalone || c.expect_refusal) return false;
-  if (c.faults.empty()) return c.net_faults;
+  if (c.faults.empty()) return true;
   for (const auto& f : c.faults)
     if (network_fault(f)) return true;
   return false;

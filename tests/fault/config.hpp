@@ -82,7 +82,6 @@ struct run_config {
   int restarts = 2;  // server faults per run: restarts (alternating fast / immediate), primary or node kills
   std::vector<std::string> faults;  // the nemesis' rounds of client and network faults; empty: its defaults
   bool long_mode = false;
-  bool net_faults = false;  // --net-faults: the default rounds include the network faults
   // Query parameters (k=v&…) added to the URIs the locks use (workers, liveness probes).
   std::string lock_uri_params;
   // A run mode: each lock kind of `kinds` must be refused (not_supported) by every worker's
@@ -120,7 +119,7 @@ inline bool network_fault(const std::string& kind) { return kind.rfind("net-", 0
 
 // Whether the run injects network faults, so that its workers route their lock connections
 // through a proxy: on a standalone server (SQLite has no network; the HA setups' multi-host and
-// per-node URIs are not proxied), with --net-faults or when --faults names one.
+// per-node URIs are not proxied), by default or when --faults names one.
 bool injects_network_faults(const run_config& c);
 
 // The lock kinds run behind a transaction-mode pooler (--via pgbouncer): not the session-level

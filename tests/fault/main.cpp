@@ -9,16 +9,16 @@
 //                 [--resources K] [--lease-ms L] [--keepalive-ms K] [--fault-every-ms F]
 //                 [--restarts R] [--faults crash,pause-short,pause-long,pause-xlong,session-kill,
 //                                   net-partition,net-stall,net-latency,net-retransmit]
-//                 [--via direct|pgbouncer] [--uri-params K=V&…] [--dir DIR] [--keep] [--net-faults]
+//                 [--via direct|pgbouncer] [--uri-params K=V&…] [--dir DIR] [--keep]
 //   sqllock_fault worker …   (started by the controller)
 //
 // --seconds defaults to $SQLLOCK_FAULT_SECONDS, else 60 (600 with --long); --fault-every-ms to
 // $SQLLOCK_FAULT_EVERY_MS, else 3000 (2000 with --long). A fault starts every F ms while the run has
 // 3 leases + 2 s left to heal, so a short run needs a short F: 20 s at 1000 ms injects every
 // client fault (crash, session kill, the three pauses) and a server restart, as 30 s at 3000 ms
-// does. With --net-faults (or --faults naming them), on a standalone PostgreSQL or MariaDB server,
-// the network faults (net-…) run beside the others, one at a time on a worker's lock connections
-// (fault/nemesis.hpp). They are off by default: see docs/reliability.md, "Network faults". --long also raises the load and the fault rate. --setup pgaf (PostgreSQL) and galera (MariaDB) start an HA
+// does. On a standalone PostgreSQL or MariaDB server the network faults (net-…) run beside the
+// others, one at a time on a worker's lock connections (fault/nemesis.hpp); --faults without any
+// of them turns them off. --long also raises the load and the fault rate. --setup pgaf (PostgreSQL) and galera (MariaDB) start an HA
 // cluster instead of one server (fault/servers.hpp); --restarts R then counts its server faults
 // (kill-primary, kill-node): 1 by default, one a minute with --long. --uri-params adds query
 // parameters to the URIs the locks use (e.g. galera=pinned). --expect-refusal: the lock kind
@@ -51,7 +51,7 @@ constexpr int kSkip = 77;
 struct options {
   std::map<std::string, std::string> values;
   std::vector<std::string> expected;
-  bool long_mode = false, keep = false, expect_refusal = false, net_faults = false;
+  bool long_mode = false, keep = false, expect_refusal = false;
 };
 
 options parse(int argc, char** argv, int first) {
@@ -62,8 +62,6 @@ options parse(int argc, char** argv, int first) {
       o.long_mode = true;
     } else if (a == "--keep") {
       o.keep = true;
-    } else if (a == "--net-faults") {
-      o.net_faults = true;
     } else if (a == "--expect-refusal") {
       o.expect_refusal = true;
     } else if (a.rfind("--", 0) == 0 && i + 1 < argc) {
@@ -108,7 +106,6 @@ std::vector<std::string> split_list(std::string list) {
 run_config config_of(const options& o) {
   run_config c;
   c.long_mode = o.long_mode;
-  c.net_faults = o.net_faults;
   c.dialect = parse_dialect(text(o, "database", "postgresql"));
   for (const auto& k : split_list(text(o, "kind", "table"))) c.kinds.push_back(parse_lock_kind(k));
   if (c.kinds.empty()) throw std::invalid_argument("--kind needs a lock kind");
