@@ -388,10 +388,14 @@ TEST_P(SessionLockNetlossTest, AGrantReadPastTheServersDeadPeerLimitCountsOnlyIf
 // after the attempt began (the session went unwatched that long), so it counts only once a ping
 // reaches the session: it does not, and the waiter goes on waiting, on a new session.
 template <class Lock>
-void grant_of_a_session_ended_on_its_way(const database& direct, const std::string& uri,
-                                         const std::string& waiting_session) {
+void grant_of_a_session_ended_on_its_way(const database& direct, const std::string& uri, const std::string& session_id,
+                                         const std::string& session_waits) {
   tcp_proxy proxy(uri);
-  const database through(proxy.uri());
+  database_options one;
+  one.pool_size = 1;  // the waiter's session is on the connection whose id is read here
+  const database through(proxy.uri(), one);
+  const auto id = sql(through, session_id);
+  const std::string session = id.rows.at(0).at(0).value();
   const std::string name = unique_name("ended_grant");
   session_lock_options o;
   o.keepalive = kKeepalive;
@@ -413,13 +417,12 @@ void grant_of_a_session_ended_on_its_way(const database& direct, const std::stri
       }
     }
   });
-  std::string session;
-  for (const auto give_up = clock_type::now() + 5s; session.empty() && clock_type::now() < give_up;) {
+  bool waits = false;
+  for (const auto give_up = clock_type::now() + 5s; !waits && clock_type::now() < give_up;) {
     std::this_thread::sleep_for(20ms);
-    const auto r = sql(direct, waiting_session);
-    if (!r.rows.empty() && r.rows[0][0]) session = *r.rows[0][0];
+    waits = !sql(direct, session_waits, {std::stoll(session)}).rows.empty();
   }
-  ASSERT_FALSE(session.empty()) << "the waiter's statement never waited on the server";
+  ASSERT_TRUE(waits) << "the waiter's statement never waited on the server";
   std::this_thread::sleep_for(kKeepalive);  // the grant is read a keepalive period after the attempt began
   proxy.freeze();
   holder.unlock();  // granted to the waiter's session; the answer waits in the proxy
@@ -441,11 +444,12 @@ TEST_P(SessionLockNetlossTest, AGrantWhoseSessionWasEndedOnItsWayDoesNotCount) {
   const database direct = open();
   if (GetParam().dialect == dialect_kind::postgresql)
     grant_of_a_session_ended_on_its_way<advisory_lock>(
-        direct, GetParam().uri, "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT granted");
+        direct, GetParam().uri, "SELECT pg_backend_pid()",
+        "SELECT 1 FROM pg_locks WHERE pid = CAST($1 AS integer) AND locktype = 'advisory' AND NOT granted");
   else
     grant_of_a_session_ended_on_its_way<named_lock>(
-        direct, GetParam().uri,
-        "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE '%GET_LOCK%' AND ID <> CONNECTION_ID()");
+        direct, GetParam().uri, "SELECT CONNECTION_ID()",
+        "SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = $1 AND INFO LIKE '%GET_LOCK%'");
 }
 
 // PostgreSQL keeps the settings on the pooled connection (set once, not on every lock); a session
