@@ -158,6 +158,14 @@ class multi_thread {
       fences.push_back(set.fence(j));
       m.push_back(picked[j] + ":" + std::to_string(fences.back()));
     }
+    // Any name's loss is the set's: every name's hold hears of it — from the grant on, before the
+    // section's first statement (a loss while it waits for the server is told then, not after).
+    std::vector<std::unique_ptr<std::stop_callback<std::function<void()>>>> on_lost;
+    for (const auto& token : set.lost_tokens())
+      on_lost.push_back(std::make_unique<std::stop_callback<std::function<void()>>>(
+          token, std::function<void()>([&, this] {
+            for (std::size_t j = 0; j < picked.size(); ++j) h_.write('L', vthread(j), mono_ns(), picked[j], fences[j]);
+          })));
     held_.fetch_add(1);
     h_.write('M', index_, t_acquired, set_id, -1, m);
     std::vector<std::int64_t> u(picked.size(), -1);
@@ -174,13 +182,6 @@ class multi_thread {
       h_.write('A', vthread(j), t_acquired, picked[j], fences[j],
                {std::to_string(db_us), std::to_string(u[j]), std::to_string(called), set_id});
     }
-    // Any name's loss is the set's: every name's hold hears of it.
-    std::vector<std::unique_ptr<std::stop_callback<std::function<void()>>>> on_lost;
-    for (const auto& token : set.lost_tokens())
-      on_lost.push_back(std::make_unique<std::stop_callback<std::function<void()>>>(
-          token, std::function<void()>([&, this] {
-            for (std::size_t j = 0; j < picked.size(); ++j) h_.write('L', vthread(j), mono_ns(), picked[j], fences[j]);
-          })));
     const auto hold_for = draw_hold(rng_, a_.cfg.lease);
     board_.section_until(a_.slot, mono_ns() + std::chrono::nanoseconds(hold_for).count());
     std::this_thread::sleep_for(hold_for);
