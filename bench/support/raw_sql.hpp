@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "driver/connection.hpp"
+#include "sqllock/database.hpp"
 #include "driver/placeholders.hpp"
 #include "dialect/dialect.hpp"
 #include "dialect/latch_sql.hpp"

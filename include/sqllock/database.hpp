@@ -28,6 +28,7 @@
 // for a single statement, session-scoped locks pin one for as long as they are held.
 #pragma once
 
+#include "sqllock/dialect_kind.hpp"
 #include "sqllock/export.hpp"
 
 #include <chrono>
@@ -42,12 +43,6 @@ namespace detail {
 class database_impl;
 struct database_access;
 }  // namespace detail
-
-// The SQL dialects sqllock speaks. MySQL covers MySQL 8 and MariaDB 10.6+.
-enum class dialect_kind { postgresql, mysql, sqlite };
-
-// Returns "postgresql", "mysql" or "sqlite".
-SQLLOCK_API std::string_view to_string(dialect_kind kind) noexcept;
 
 // How a database handle behaves. Defaults suit most applications.
 struct database_options {

@@ -104,6 +104,10 @@ class SQLLOCK_API fair_lock {
   // True while the calling owner holds the lock and its lease has not run out (local clock).
   bool holds() const noexcept;
 
+  // Levels the calling owner took through this object and has not yet released: lock() and each
+  // re-entry add one, unlock()/release() take one away (a lost hold's levels count until then).
+  std::int64_t count() const noexcept;
+
   // The fencing token (the ticket) of the calling owner's hold. Throws not_held when not holding.
   std::int64_t fence() const;
 

@@ -129,6 +129,10 @@ class SQLLOCK_API multi_lock {
   // conservatively).
   bool holds() const noexcept;
 
+  // Levels the calling owner took through this object and has not yet released: lock() and each
+  // re-entry add one, unlock()/release() take one away (a lost hold's levels count until then).
+  std::int64_t count() const noexcept;
+
   // The fencing token of `name` in the calling owner's current hold. Throws invalid_argument when
   // `name` is not in the set, not_held when the set is not held (or that name was lost).
   std::int64_t fence(std::string_view name) const;

@@ -115,6 +115,12 @@ class SQLLOCK_API rw_lock {
   bool holds() const noexcept;
   bool holds_shared() const noexcept;
 
+  // Write (count) / read (shared_count) levels the calling owner took through this object and has
+  // not yet released: each lock or re-entry of the mode adds one, each unlock of it takes one away
+  // (a lost hold's levels count until then).
+  std::int64_t count() const noexcept;
+  std::int64_t shared_count() const noexcept;
+
   // The ticket of the calling owner's hold (either mode). Throws not_held when not holding.
   std::int64_t fence() const;
 

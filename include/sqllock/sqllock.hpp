@@ -1,5 +1,6 @@
 // sqllock/sqllock.hpp — everything in one include. Prefer the single headers in larger builds:
 //   database.hpp  the handle to the lock database (start here)
+//   dialect_kind.hpp  the SQL dialects, as database::dialect() names them
 //   migrate.hpp   creating and upgrading the lock table
 //   error.hpp     the exceptions sqllock throws
 //   table_lock.hpp  a lease lock stored as a row (every database)
@@ -19,6 +20,7 @@
 
 #include "sqllock/advisory_lock.hpp"
 #include "sqllock/database.hpp"
+#include "sqllock/dialect_kind.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/fair_lock.hpp"
 #include "sqllock/latch.hpp"

@@ -108,6 +108,10 @@ class SQLLOCK_API table_lock {
   // clock, conservatively).
   bool holds() const noexcept;
 
+  // Levels the calling owner took through this object and has not yet released: lock() and each
+  // re-entry add one, unlock()/release() take one away (a lost hold's levels count until then).
+  std::int64_t count() const noexcept;
+
   // The fencing token of the calling owner's current hold. Throws not_held when not holding.
   std::int64_t fence() const;
 

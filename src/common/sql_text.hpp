@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sqllock/database.hpp"
+#include "sqllock/dialect_kind.hpp"
 
 namespace sqllock::detail {
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "sqllock/database.hpp"
+#include "sqllock/dialect_kind.hpp"
 
 namespace sqllock::detail {
 

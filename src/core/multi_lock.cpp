@@ -291,6 +291,7 @@ class multi_lock_state {
   // The owner token of the calling thread (or of the explicit owner key): the same as a
   // table_lock of this handle gives the same owner, so the two re-enter each other's rows.
   std::string current_owner() const { return impl_.registry().session() + "/" + who_.owner(); }
+  std::int64_t levels() const { return levels_.count(current_owner(), 0); }
 
  private:
   // Locks the slots' op mutexes in the slots' (name) order.
@@ -401,6 +402,14 @@ bool multi_lock::holds() const noexcept {
     return std::all_of(v.parts.begin(), v.parts.end(), [&](const detail::hold_view& p) { return now < p.deadline; });
   } catch (...) {
     return false;
+  }
+}
+
+std::int64_t multi_lock::count() const noexcept {
+  try {
+    return state_->levels();
+  } catch (...) {
+    return 0;
   }
 }
 

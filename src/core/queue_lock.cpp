@@ -324,6 +324,14 @@ bool holds_now(const queue_lock_state& s, bool write_only, bool read_only) noexc
   }
 }
 
+std::int64_t levels_of(const queue_lock_state& s, bool write) noexcept {
+  try {
+    return s.levels(write);
+  } catch (...) {
+    return 0;
+  }
+}
+
 std::int64_t fence_of(const queue_lock_state& s) {
   const auto v = s.current();
   if (!v.held) throw not_held("fence(): " + s.who().what() + " is not held by the caller");
@@ -355,6 +363,7 @@ void fair_lock::unlock() noexcept {
 }
 void fair_lock::release() { state_->release_as(state_->current_owner(), true); }
 bool fair_lock::holds() const noexcept { return detail::holds_now(*state_, false, false); }
+std::int64_t fair_lock::count() const noexcept { return detail::levels_of(*state_, true); }
 std::int64_t fair_lock::fence() const { return detail::fence_of(*state_); }
 std::stop_token fair_lock::lost_token() const { return detail::lost_token_of(*state_); }
 const std::string& fair_lock::name() const noexcept { return state_->name(); }
@@ -382,6 +391,8 @@ bool rw_lock::try_lock_until_steady(bool shared, std::chrono::steady_clock::time
 }
 bool rw_lock::holds() const noexcept { return detail::holds_now(*state_, true, false); }
 bool rw_lock::holds_shared() const noexcept { return detail::holds_now(*state_, false, true); }
+std::int64_t rw_lock::count() const noexcept { return detail::levels_of(*state_, true); }
+std::int64_t rw_lock::shared_count() const noexcept { return detail::levels_of(*state_, false); }
 std::int64_t rw_lock::fence() const { return detail::fence_of(*state_); }
 std::stop_token rw_lock::lost_token() const { return detail::lost_token_of(*state_); }
 const std::string& rw_lock::name() const noexcept { return state_->name(); }

@@ -103,6 +103,7 @@ class table_lock_state {
   }
 
   hold_view current() const { return levels_.current(current_owner()); }
+  std::int64_t levels() const { return levels_.count(current_owner(), 0); }
 
   const std::string& name() const noexcept { return name_; }
   const ownership& who() const noexcept { return who_; }
@@ -147,6 +148,14 @@ bool table_lock::holds() const noexcept {
     return v.held && state_->time().now() < v.deadline;
   } catch (...) {
     return false;
+  }
+}
+
+std::int64_t table_lock::count() const noexcept {
+  try {
+    return state_->levels();
+  } catch (...) {
+    return 0;
   }
 }
 

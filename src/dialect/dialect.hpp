@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "dialect/transaction_sql.hpp"
-#include "sqllock/database.hpp"
+#include "sqllock/dialect_kind.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "sqllock/database.hpp"
+#include "sqllock/dialect_kind.hpp"
 
 namespace sqllock::detail {
 

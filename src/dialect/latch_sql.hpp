@@ -15,7 +15,7 @@
 #include <string>
 
 #include "dialect/transaction_sql.hpp"
-#include "sqllock/database.hpp"
+#include "sqllock/dialect_kind.hpp"
 
 namespace sqllock::detail {
 

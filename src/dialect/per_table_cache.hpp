@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "sqllock/database.hpp"
+#include "sqllock/dialect_kind.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {

@@ -23,7 +23,7 @@
 #include <memory>
 #include <string>
 
-#include "sqllock/database.hpp"
+#include "sqllock/dialect_kind.hpp"
 
 namespace sqllock::detail {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "sqllock/database.hpp"
+#include "sqllock/dialect_kind.hpp"
 
 namespace sqllock::detail {
 

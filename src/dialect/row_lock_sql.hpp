@@ -9,7 +9,7 @@
 #include <string>
 
 #include "dialect/transaction_sql.hpp"
-#include "sqllock/database.hpp"
+#include "sqllock/dialect_kind.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {

@@ -11,7 +11,7 @@
 
 #include "common/uri.hpp"
 #include "dialect/transaction_sql.hpp"
-#include "sqllock/database.hpp"
+#include "sqllock/dialect_kind.hpp"
 
 namespace sqllock::detail {
 

@@ -403,7 +403,7 @@ class multi_adapter final : public lock_object {
   void release() override { lock_.release(); }
   bool holds() const override { return lock_.holds(); }
   std::stop_token lost_token() const override { return lock_.lost_token(); }
-  std::optional<std::int64_t> count() const override { return std::nullopt; }
+  std::optional<std::int64_t> count() const override { return lock_.count(); }
   std::int64_t fence() const override { return lock_.fence(name_); }
   void lock_shared() override { throw std::logic_error("no shared mode: multi_lock"); }
   void release_shared() override { throw std::logic_error("no shared mode: multi_lock"); }
