@@ -321,6 +321,25 @@ TEST_P(AdvisoryLockTest, XactLockIsHeldWhileTheFunctionRunsAndEndsWithTheTransac
       try_with_advisory_xact_lock_for(db, key, 0ms, [](std::stop_token t) { EXPECT_FALSE(t.stop_requested()); }));
 }
 
+// try_with_advisory_xact_lock_until: to a deadline of any clock; one already past is a single
+// attempt, a held key is waited for until then.
+TEST_P(AdvisoryLockTest, TimedXactLockToADeadlineGivesUpThenAndRunsTheFunctionWhenFree) {
+  auto db = open();
+  auto other = open();
+  const auto key = fresh_key();
+  advisory_lock session(other, key);
+  session.lock();
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(try_with_advisory_xact_lock_until(db, key, std::chrono::system_clock::now() + 200ms, [] { return 1; }),
+            std::nullopt);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 190ms);  // the deadline, less its conversion
+  EXPECT_FALSE(try_with_advisory_xact_lock_until(db, key, std::chrono::steady_clock::now() - 1s,
+                                                 [] { ADD_FAILURE() << "must not run"; }));
+  session.unlock();
+  EXPECT_EQ(try_with_advisory_xact_lock_until(db, key, std::chrono::steady_clock::now() + 1s, [] { return 9; }),
+            std::optional<int>(9));
+}
+
 TEST_P(AdvisoryLockTest, XactLockRollsBackAndRethrowsWhenTheFunctionThrows) {
   auto db = open();
   auto other = open();

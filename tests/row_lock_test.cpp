@@ -168,6 +168,25 @@ TEST_P(RowLockTest, TimedWaitGivesUpAfterTheTimeoutAndRestoresTheSessionSetting)
   EXPECT_TRUE(try_with_row_lock_for(db, "slow", 0ms, [](row_lock_tx&) {}));
 }
 
+// try_with_row_lock_until: the same wait, to a deadline of any clock; one already past waits not at all.
+TEST_P(RowLockTest, TimedWaitToADeadlineGivesUpThenAndRunsTheFunctionWhenFree) {
+  auto db = open();
+  auto other = open();
+  holder h(other, "until");
+  const auto start = clock_type::now();
+  EXPECT_FALSE(try_with_row_lock_until(db, "until", std::chrono::system_clock::now() + 300ms,
+                                       [](row_lock_tx&) { ADD_FAILURE() << "must not run"; }));
+  const auto waited = clock_type::now() - start;
+  EXPECT_GE(waited, mysql() ? 900ms : 290ms) << "MySQL waits whole seconds (less the conversion of the deadline)";
+  EXPECT_LT(waited, mysql() ? 3s : 2s);
+  const auto past = clock_type::now();
+  EXPECT_FALSE(try_with_row_lock_until(db, "until", past - 1s, [](row_lock_tx&) { ADD_FAILURE() << "must not run"; }));
+  EXPECT_LT(clock_type::now() - past, 1s) << "a past deadline does not wait";
+  h.release();
+  EXPECT_EQ(try_with_row_lock_until(db, "until", clock_type::now() + 2s, [](row_lock_tx&) { return 5; }),
+            std::optional<int>(5));
+}
+
 TEST_P(RowLockTest, OneRowPerNameIsKeptAndNeverDeleted) {
   auto db = open();
   for (const char* name : {"a", "b", "a", "A", "a "}) with_row_lock(db, name, [](row_lock_tx&) {});

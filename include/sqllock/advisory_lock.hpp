@@ -270,6 +270,23 @@ template <class Rep, class Period, class F>
   return try_with_advisory_xact_lock_for(db, advisory_key::from_name(name), timeout, std::forward<F>(fn), options);
 }
 
+// Like try_with_advisory_xact_lock_for, but waits until `deadline`, a time point of any clock
+// (turned into a wait from now, saturated: see deadline.hpp); a deadline already past is one
+// pg_try_advisory_xact_lock, no wait.
+template <class Clock, class Duration, class F>
+[[nodiscard]] auto try_with_advisory_xact_lock_until(const database& db, const advisory_key& key,
+                                                     const std::chrono::time_point<Clock, Duration>& deadline, F&& fn,
+                                                     const advisory_xact_options& options = {}) {
+  return detail::run_keeping_result(db, key, detail::steady_deadline_at(deadline), options, fn);
+}
+// The same, on the key of `name` (advisory_key::from_name).
+template <class Clock, class Duration, class F>
+[[nodiscard]] auto try_with_advisory_xact_lock_until(const database& db, std::string_view name,
+                                                     const std::chrono::time_point<Clock, Duration>& deadline, F&& fn,
+                                                     const advisory_xact_options& options = {}) {
+  return try_with_advisory_xact_lock_until(db, advisory_key::from_name(name), deadline, std::forward<F>(fn), options);
+}
+
 // The former name of try_with_advisory_xact_lock_for, which it calls (and saturates the same way).
 template <class Rep, class Period, class F>
 [[nodiscard, deprecated("use sqllock::try_with_advisory_xact_lock_for")]] auto try_with_advisory_xact_lock(

@@ -179,4 +179,12 @@ template <class Rep, class Period, class F>
   return detail::row_lock_attempt(db, name, detail::row_wait_kind::until, deadline, body);
 }
 
+// Like try_with_row_lock_for, but waits until `deadline`, a time point of any clock (turned into a
+// wait from now, saturated: see deadline.hpp); a deadline already past does not wait.
+template <class Clock, class Duration, class F>
+[[nodiscard]] auto try_with_row_lock_until(const database& db, std::string_view name,
+                                           const std::chrono::time_point<Clock, Duration>& deadline, F&& body) {
+  return detail::row_lock_attempt(db, name, detail::row_wait_kind::until, detail::steady_deadline_at(deadline), body);
+}
+
 }  // namespace sqllock
