@@ -4,6 +4,7 @@
 #include "fault/latch_check.hpp"
 #include "fault/multi_check.hpp"
 #include "fault/queue_check.hpp"
+#include "fault/spans.hpp"
 #include "fault/told_check.hpp"
 
 #include "core/pinned_session.hpp"
@@ -483,19 +484,11 @@ class checker {
     metric("liveness-stalled-max-ms", stalled_max);
   }
 
-  // How much of [from, from + length) the stalls cover (their union).
-  std::int64_t stalled_within(std::int64_t from, std::int64_t length) const {
-    std::vector<std::pair<std::int64_t, std::int64_t>> in;
-    for (const auto& st : ev_.stalls)
-      if (st.end > from && st.start < from + length)
-        in.emplace_back(std::max(st.start, from), std::min(st.end, from + length));
-    std::sort(in.begin(), in.end());
-    std::int64_t total = 0, reach = from;
-    for (const auto& [a, b] : in) {
-      total += std::max<std::int64_t>(0, b - std::max(a, reach));
-      reach = std::max(reach, b);
-    }
-    return total;
+  // How much of [from, from + wait) the stalls cover (their union).
+  std::int64_t stalled_within(std::int64_t from, std::int64_t wait) const {
+    std::vector<span> stalls;
+    for (const auto& st : ev_.stalls) stalls.emplace_back(st.start, st.end);
+    return wait - length(minus({{from, from + wait}}, merged(std::move(stalls))));
   }
 
   void stalls() {

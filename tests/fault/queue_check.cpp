@@ -1,5 +1,7 @@
 #include "fault/queue_check.hpp"
 
+#include "fault/spans.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -11,37 +13,6 @@ namespace {
 
 constexpr std::int64_t kMs = 1'000'000;  // nanoseconds per millisecond
 constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
-
-using span = std::pair<std::int64_t, std::int64_t>;  // [first, second), CLOCK_MONOTONIC ns
-
-// The union of `spans`, sorted and merged.
-std::vector<span> merged(std::vector<span> spans) {
-  std::sort(spans.begin(), spans.end());
-  std::vector<span> out;
-  for (const auto& s : spans) {
-    if (s.second <= s.first) continue;
-    if (!out.empty() && s.first <= out.back().second)
-      out.back().second = std::max(out.back().second, s.second);
-    else
-      out.push_back(s);
-  }
-  return out;
-}
-
-// `a` less `b` (both merged).
-std::vector<span> minus(const std::vector<span>& a, const std::vector<span>& b) {
-  std::vector<span> out;
-  std::size_t j = 0;
-  for (auto [from, to] : a) {
-    while (j < b.size() && b[j].second <= from) ++j;
-    for (std::size_t k = j; k < b.size() && b[k].first < to; ++k) {
-      if (b[k].first > from) out.emplace_back(from, b[k].first);
-      from = std::max(from, b[k].second);
-    }
-    if (from < to) out.emplace_back(from, to);
-  }
-  return out;
-}
 
 // A fault's reach into one name's queue: nothing can be asked of the queue before `until`.
 struct excuse {
