@@ -30,68 +30,69 @@ std::string text(const d::value& v) {
   return "NULL";
 }
 
-// The lock table of one fake server: grants free or own rows, renews what the handle holds.
+// The lock table of one fake server: grants free or own rows, renews what the handle holds. Its
+// state outlives it: the handle's watchdog, destroyed after it, may still be answered.
 class lease_rows {
  public:
   explicit lease_rows(fake_handle& h) {
-    h.server->on(h.sql().acquire, [this](std::span<const d::value> p) {
-      std::lock_guard lock(mu_);
-      auto& row = rows_[text(p[0])];
+    h.server->on(h.sql().acquire, [s = s_](std::span<const d::value> p) {
+      std::lock_guard lock(s->mu);
+      auto& row = s->rows[text(p[0])];
       if (!row.owner.empty() && row.owner != text(p[1])) return rows({});
-      if (row.owner.empty()) row = {text(p[1]), ++fences_, 0};
+      if (row.owner.empty()) row = {text(p[1]), ++s->fences, 0};
       ++row.count;
       return rows({{std::to_string(row.count), std::to_string(row.fence)}});
     });
-    h.server->on(h.sql().release_delete, [this](std::span<const d::value> p) {
-      std::lock_guard lock(mu_);
-      auto it = rows_.find(text(p[0]));
-      if (it == rows_.end() || it->second.owner != text(p[1]) || std::to_string(it->second.fence) != text(p[2]))
+    h.server->on(h.sql().release_delete, [s = s_](std::span<const d::value> p) {
+      std::lock_guard lock(s->mu);
+      auto it = s->rows.find(text(p[0]));
+      if (it == s->rows.end() || it->second.owner != text(p[1]) || std::to_string(it->second.fence) != text(p[2]))
         return rows({});
-      rows_.erase(it);
+      s->rows.erase(it);
       return rows({{"1"}});
     });
-    h.server->on(h.sql().release_decrement, [this](std::span<const d::value> p) {
-      std::lock_guard lock(mu_);
-      auto it = rows_.find(text(p[0]));
-      if (it == rows_.end() || it->second.owner != text(p[1]) || std::to_string(it->second.fence) != text(p[2]) ||
+    h.server->on(h.sql().release_decrement, [s = s_](std::span<const d::value> p) {
+      std::lock_guard lock(s->mu);
+      auto it = s->rows.find(text(p[0]));
+      if (it == s->rows.end() || it->second.owner != text(p[1]) || std::to_string(it->second.fence) != text(p[2]) ||
           std::to_string(it->second.count) != text(p[3]))
         return rows({}, 0);
       --it->second.count;
       return rows({}, 1);
     });
-    h.server->on(h.sql().renew, [this](std::span<const d::value>) {
-      const int n = ++renewals_;
-      if (auto* g = renew_gate_.load()) g->wait();
-      if (n > fail_after_) throw sqllock::connection_error("fake: the network is down");
-      std::lock_guard lock(mu_);
+    h.server->on(h.sql().renew, [s = s_](std::span<const d::value>) {
+      const int n = ++s->renewals;
+      if (auto* g = s->renew_gate.load()) g->wait();
+      if (n > s->fail_after) throw sqllock::connection_error("fake: the network is down");
+      std::lock_guard lock(s->mu);
       std::vector<d::row> out;
-      for (const auto& [resource, row] : rows_)
-        if (!hidden_) out.push_back({resource, row.owner, std::to_string(row.fence)});
-      for (const auto& extra : extra_) out.push_back(extra);
+      for (const auto& [resource, row] : s->rows)
+        if (!s->hidden) out.push_back({resource, row.owner, std::to_string(row.fence)});
+      for (const auto& extra : s->extra) out.push_back(extra);
       return rows(std::move(out));
     });
-    h.server->on(h.sql().lease_remaining, [this](std::span<const d::value>) {
-      std::lock_guard lock(mu_);
-      return remaining_ms_ < 0 ? rows({}) : rows({{std::to_string(remaining_ms_)}});
+    h.server->on(h.sql().lease_remaining, [s = s_](std::span<const d::value>) {
+      std::lock_guard lock(s->mu);
+      return s->remaining_ms < 0 ? rows({}) : rows({{std::to_string(s->remaining_ms)}});
     });
   }
 
   // A row another owner holds (every acquire of `resource` is refused); its lease has `ms` left,
   // or none is reported when negative.
   void held_elsewhere(const std::string& resource, long ms) {
-    std::lock_guard lock(mu_);
-    rows_[resource] = {"someone-else", ++fences_, 1};
-    remaining_ms_ = ms;
+    std::lock_guard lock(s_->mu);
+    s_->rows[resource] = {"someone-else", ++s_->fences, 1};
+    s_->remaining_ms = ms;
   }
   // The renewal also returns this row (one the handle renews but holds no more).
   void also_renewed(d::row r) {
-    std::lock_guard lock(mu_);
-    extra_.push_back(std::move(r));
+    std::lock_guard lock(s_->mu);
+    s_->extra.push_back(std::move(r));
   }
   // Renewals after the n-th fail (with a broken connection).
-  void renewals_fail_after(int n) { fail_after_ = n; }
-  void renewals_miss_rows(bool miss) { hidden_ = miss; }
-  void renewals_wait_at(gate* g) { renew_gate_ = g; }
+  void renewals_fail_after(int n) { s_->fail_after = n; }
+  void renewals_miss_rows(bool miss) { s_->hidden = miss; }
+  void renewals_wait_at(gate* g) { s_->renew_gate = g; }
 
  private:
   struct row {
@@ -99,15 +100,18 @@ class lease_rows {
     std::int64_t fence = 0;
     std::int64_t count = 0;
   };
-  std::mutex mu_;
-  std::map<std::string, row> rows_;
-  std::int64_t fences_ = 6;
-  long remaining_ms_ = -1;
-  std::vector<d::row> extra_;
-  std::atomic<int> renewals_{0};
-  std::atomic<int> fail_after_{1 << 30};
-  std::atomic<bool> hidden_{false};
-  std::atomic<gate*> renew_gate_{nullptr};
+  struct state {
+    std::mutex mu;
+    std::map<std::string, row> rows;
+    std::int64_t fences = 6;
+    long remaining_ms = -1;
+    std::vector<d::row> extra;
+    std::atomic<int> renewals{0};
+    std::atomic<int> fail_after{1 << 30};
+    std::atomic<bool> hidden{false};
+    std::atomic<gate*> renew_gate{nullptr};
+  };
+  std::shared_ptr<state> s_ = std::make_shared<state>();
 };
 
 // Records when (on the fake clock) the hold was declared lost.
