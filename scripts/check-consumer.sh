@@ -162,9 +162,10 @@ case "$mode" in
     ;;
   subdirectory)
     echo "== configure tests/consumer/subdirectory (add_subdirectory of this checkout)"
-    # Only the drivers this consumer uses (SOCI for SQLite, libpqxx), to keep the build short.
+    # Only the drivers this consumer uses (SOCI for SQLite, libpqxx), and CMake's default of no
+    # build type (no optimisation), to keep the build short: it compiles the library once more.
     logged configure.log cmake -S "$src/tests/consumer/subdirectory" -B "$work/build" "${cmake_args[@]}" \
-      -DSQLLOCK_SOURCE_DIR="$src" -DSQLLOCK_WITH_MYSQL=OFF
+      -DCMAKE_BUILD_TYPE= -DSQLLOCK_SOURCE_DIR="$src" -DSQLLOCK_WITH_MYSQL=OFF
     # At the lowest priority: under ctest, tests with timing bounds run beside this build.
     logged build.log nice -n 19 cmake --build "$work/build" -j "$(nproc)"
     check_loads "$work/build/consumer" "$work/build"

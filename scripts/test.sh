@@ -15,18 +15,18 @@
 #      removes; a test needing a missing server fails (not skips). format.check fails on
 #      unformatted code.
 # --full runs ctest preset `full` in step 2 instead (every test: the HA clusters too, fault runs of
-# 30 s with a fault every 3 s), then:
-#   3. preset `relwithdebinfo` (for /usr, -Werror, no tests): the Debian packages are made from it
-#      and installed into a clean Debian root (scripts/check-packages.sh), in the background during
-#      step 4 (SQLLOCK_TEST_PACKAGES=0 leaves that out)
-#   4. preset `asan` (AddressSanitizer + UndefinedBehaviorSanitizer, Debug, -Werror, build/asan):
-#      the tests whose labels do not say they check nothing more under the sanitizers (see the
-#      preset's exclude list and README), fault runs as in the quick tier (SQLLOCK_TEST_ASAN=0
-#      leaves this out)
-#   5. preset `minsizerel` (-Werror, no tests), and beside it scripts/fuzz.sh: each libFuzzer
-#      target of fuzz/ for 20 s (SQLLOCK_TEST_FUZZ=0 leaves the fuzzers out)
-#   With Release (ci), Debug (asan), RelWithDebInfo and MinSizeRel every build type is built
-#   warning-clean (SQLLOCK_TEST_BUILD_TYPES=0 leaves out steps 3 and 5's builds).
+# 30 s with a fault every 3 s), and beside it, at the lowest CPU priority, builds presets
+# `relwithdebinfo` (for /usr, -Werror, no tests) and `minsizerel` (-Werror, no tests); then:
+#   3. preset `asan` (AddressSanitizer + UndefinedBehaviorSanitizer, Clang, Debug, -Werror,
+#      build/asan) is built while the Debian packages are made from the RelWithDebInfo tree and
+#      installed into a clean Debian root (scripts/check-packages.sh; SQLLOCK_TEST_PACKAGES=0 leaves
+#      that out)
+#   4. ctest preset `asan`: the tests whose labels do not say they check nothing more under the
+#      sanitizers (see the preset's exclude list and README), fault runs as in the quick tier
+#      (SQLLOCK_TEST_ASAN=0 leaves steps 3 and 4 out), and beside it scripts/fuzz.sh: each
+#      libFuzzer target of fuzz/ for 20 s (SQLLOCK_TEST_FUZZ=0 leaves the fuzzers out)
+#   With Release (ci), RelWithDebInfo, MinSizeRel (GCC) and Debug (asan, Clang) every build type is
+#   built warning-clean (SQLLOCK_TEST_BUILD_TYPES=0 leaves out the two builds without tests).
 # -Werror is never a default for users (SQLLOCK_WERROR=OFF); the presets this script uses turn it
 # on. Every tree compiles through ccache, so a second run recompiles only what changed.
 # CTEST_PARALLEL_LEVEL=N overrides how many tests run at once (the presets: 6, and 4 in the
@@ -164,12 +164,26 @@ wait_background() {
   else
     failures+=("$label"); failed=$((failed + 1))
   fi
+  return "$rc"
 }
 
 timed "install dependencies" ./scripts/install-deps.sh
 
+# The build types no test runs in (RelWithDebInfo, then MinSizeRel), for --full: configured and
+# built at the lowest CPU priority in the background while `ctest --preset full` runs, which
+# leaves a third of the two cores idle waiting on servers and timers (and yields them at once).
+build_types() {
+  local name
+  for name in relwithdebinfo minsizerel; do
+    echo "== $name: cmake --preset $name && cmake --build --preset $name"
+    nice -n 19 cmake --preset "$name" || return 1
+    nice -n 19 cmake --build --preset "$name" || return 1
+  done
+}
+
 if timed "ci: configure and build" build ci; then
   if ((full)); then
+    [[ "${SQLLOCK_TEST_BUILD_TYPES:-1}" == 0 ]] || background "build types" build/build-types.log build_types
     timed "ci: ctest --preset full" run_tests ci full
   else
     timed "ci: ctest --preset quick" run_tests ci quick
@@ -177,36 +191,37 @@ if timed "ci: configure and build" build ci; then
 fi
 
 if ((full)); then
-  # RelWithDebInfo first: the packages are made from that tree (it installs into /usr), and their
-  # check runs beside the sanitizer build. With Release (ci) and Debug (asan) and MinSizeRel, every
-  # build type is built warning-clean with -Werror; plain Debug sets no flag of its own that the
-  # sanitizer build lacks.
-  if [[ "${SQLLOCK_TEST_BUILD_TYPES:-1}" != 0 ]] &&
-    timed "relwithdebinfo: configure and build" build relwithdebinfo; then
-    passed=$((passed + 1))
-    if [[ "${SQLLOCK_TEST_PACKAGES:-1}" != 0 ]]; then
-      background packages build/relwithdebinfo/check-packages.log \
-        ./scripts/check-packages.sh build/relwithdebinfo build/relwithdebinfo/package-check
-    fi
+  # With Release (ci), RelWithDebInfo and MinSizeRel (GCC) and Debug (the sanitizer tree, Clang)
+  # every build type is built warning-clean with -Werror; GCC's Debug adds no warning of its own
+  # (its warnings at -O0 are the front end's, which every GCC tree reports).
+  types_built=0
+  if [[ "${SQLLOCK_TEST_BUILD_TYPES:-1}" != 0 ]]; then
+    [[ -n "${bg_pid[build types]:-}" ]] || background "build types" build/build-types.log build_types
+    wait_background "build types" && types_built=1
+  fi
+  # The packages are made from the RelWithDebInfo tree (it installs into /usr); their check
+  # (debootstrap and apt: mostly waiting on the disk and the archive) runs beside the sanitizer
+  # build.
+  if ((types_built)) && [[ "${SQLLOCK_TEST_PACKAGES:-1}" != 0 ]]; then
+    background packages build/relwithdebinfo/check-packages.log \
+      ./scripts/check-packages.sh build/relwithdebinfo build/relwithdebinfo/package-check
   fi
   if [[ "${SQLLOCK_TEST_ASAN:-1}" != 0 ]]; then
     # The sanitizer options (leak checking on, a program stops at the first error of either
     # sanitizer, scripts/lsan.supp for leaks inside Debian's client libraries) are in the preset.
     timed "asan: configure and build" build asan && asan_built=1 || asan_built=0
-    wait_background packages
+    wait_background packages || true
+    # The libFuzzer targets of fuzz/ (scripts/fuzz.sh: 3 targets × SQLLOCK_FUZZ_SECONDS, default
+    # 20 s, one at a time), at the lowest CPU priority beside the sanitizer suite.
+    if [[ "${SQLLOCK_TEST_FUZZ:-1}" != 0 ]]; then
+      background fuzz build/fuzz.log nice -n 19 ./scripts/fuzz.sh
+    fi
     ((asan_built)) && timed "asan: ctest --preset asan" run_tests asan asan
-  fi
-  wait_background packages
-  # The libFuzzer targets of fuzz/ (scripts/fuzz.sh: 3 targets × SQLLOCK_FUZZ_SECONDS, default
-  # 20 s, one at a time) beside the MinSizeRel build.
-  if [[ "${SQLLOCK_TEST_FUZZ:-1}" != 0 ]]; then
-    mkdir -p build
+  elif [[ "${SQLLOCK_TEST_FUZZ:-1}" != 0 ]]; then
     background fuzz build/fuzz.log ./scripts/fuzz.sh
   fi
-  if [[ "${SQLLOCK_TEST_BUILD_TYPES:-1}" != 0 ]]; then
-    timed "minsizerel: configure and build" build minsizerel && passed=$((passed + 1))
-  fi
-  wait_background fuzz
+  wait_background packages || true
+  wait_background fuzz || true
 fi
 
 step "summary"

@@ -129,6 +129,7 @@ class queue_waiters {
       if constexpr (std::is_same_v<Lock, rw_lock>) {
         got = write ? lock.try_lock_for(60s) : lock.try_lock_shared_for(60s);
       } else {
+        static_cast<void>(write);  // a fair_lock has one mode
         got = lock.try_lock_for(60s);
       }
       if (!got) return;

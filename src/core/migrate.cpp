@@ -95,8 +95,7 @@ void apply(connection& conn, const detail::dialect_sql& sql, const detail::embed
 // Holds the dialect's migration lock on one connection for the duration of a migrate() call.
 class migration_lock {
  public:
-  migration_lock(connection& conn, const detail::dialect_sql& sql, const std::string& table)
-      : conn_(conn), sql_(sql), table_(table) {
+  migration_lock(connection& conn, const detail::dialect_sql& sql, const std::string& table) : conn_(conn), sql_(sql) {
     if (sql.migration_lock_is_transaction) {
       conn.exec_direct(sql.migration_lock);
     } else {
@@ -122,7 +121,6 @@ class migration_lock {
  private:
   connection& conn_;
   const detail::dialect_sql& sql_;
-  const std::string& table_;
   bool finished_ = false;
 };
 

@@ -8,7 +8,16 @@
 
 #include <memory>
 
+// GCC says it builds with AddressSanitizer by a macro, Clang by __has_feature.
 #if defined(__SANITIZE_ADDRESS__)
+#define SQLLOCK_ADDRESS_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SQLLOCK_ADDRESS_SANITIZER 1
+#endif
+#endif
+
+#if defined(SQLLOCK_ADDRESS_SANITIZER)
 #include <sanitizer/lsan_interface.h>
 #endif
 
@@ -19,7 +28,7 @@ namespace sqllock::detail {
 template <class T, class D>
 void leak_on_purpose(std::unique_ptr<T, D>& owner) noexcept {
   T* raw = owner.release();
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(SQLLOCK_ADDRESS_SANITIZER)
   if (raw != nullptr) __lsan_ignore_object(raw);
 #else
   (void)raw;

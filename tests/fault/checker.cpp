@@ -516,7 +516,8 @@ class checker {
     std::map<std::string, std::vector<const hold_rec*>> by_res;
     for (const auto& h : holds_)
       if (h.fence >= 0) by_res[h.res].push_back(&h);
-    for (auto& [res, hs] : by_res) {
+    for (auto& entry : by_res) {
+      auto& hs = entry.second;  // a plain reference: the lambda below captures it
       const auto own_earlier = [&](const hold_rec& h) {
         return std::any_of(hs.begin(), hs.end(), [&](const hold_rec* e) {
           return e->pid == h.pid && e->thread == h.thread && e->fence == h.fence && e->start < h.start &&

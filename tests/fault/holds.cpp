@@ -11,7 +11,8 @@ std::vector<hold_rec> build_holds(const std::vector<event>& all, const std::vect
   std::map<std::pair<pid_t, int>, std::vector<const event*>> by_thread;
   for (const auto& e : all) by_thread[{e.pid, e.thread}].push_back(&e);
   std::vector<hold_rec> out;
-  for (const auto& [key, events] : by_thread) {
+  for (const auto& thread_events : by_thread) {
+    const auto& events = thread_events.second;  // a plain reference: lambdas below use it
     std::optional<hold_rec> cur;
     // A lost signal that fired before the lock's stop_callback was registered runs in that
     // registration, which comes before the section writes A: it belongs to the next hold.

@@ -26,7 +26,7 @@ class queue_holder final : public test::lock_holder {
 
   std::optional<test::release_result> hold(std::chrono::milliseconds wait, const test::hold_hooks& hooks) override {
     // rw: the write lock one time in three.
-    const bool write = !kShared || std::uniform_int_distribution<int>(0, 2)(rng_) == 0;
+    bool write = !kShared || std::uniform_int_distribution<int>(0, 2)(rng_) == 0;
     if (!(write ? lock_.try_lock_for(wait) : try_lock_shared_for(wait))) return std::nullopt;
     std::optional<test::lost_callback> on_lost;  // through the release too: a loss may come while it retries
     {

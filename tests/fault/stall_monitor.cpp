@@ -14,7 +14,7 @@ namespace {
 
 constexpr std::int64_t kMs = 1'000'000;
 constexpr std::int64_t kMachineLate = 100 * kMs;
-constexpr std::int64_t kServerSlow = 200 * kMs;
+constexpr std::int64_t kServerSlow = 100 * kMs;
 
 // Sleeps `d` unless `stop` is requested first; false when it was.
 bool nap(std::stop_token stop, std::chrono::milliseconds d) {

@@ -4,7 +4,7 @@
 //   machine-stall  a thread that sleeps 10 ms at a time woke 100 ms or more late (every process
 //                  of the run waits for a core then: two cores, six fault runs, their servers)
 //   server-stall   `SELECT 1` on a connection of its own, straight to the lock server (no proxy,
-//                  no table, no lock) took 200 ms or more
+//                  no table, no lock) took 100 ms or more
 // Each is an interval on CLOCK_MONOTONIC. Only liveness checks may read them: a safety check
 // (overlap, fence order, told-before-granted) holds however slow anything was.
 #pragma once
