@@ -15,7 +15,7 @@
 #      removes; a test needing a missing server fails (not skips). format.check fails on
 #      unformatted code.
 # --full runs ctest preset `full` in step 2 instead (every test: the HA clusters too, fault runs of
-# 30 s with a fault every 3 s), and beside it, at the lowest CPU priority, builds presets
+# 20 s with a fault every 1.5 s), and beside it, at the lowest CPU priority, builds presets
 # `relwithdebinfo` (for /usr, -Werror, no tests) and `minsizerel` (-Werror, no tests); then:
 #   3. preset `asan` (AddressSanitizer + UndefinedBehaviorSanitizer, Clang, Debug, -Werror,
 #      build/asan) is built while the Debian packages are made from the RelWithDebInfo tree and

@@ -689,6 +689,26 @@ TEST_P(CliRunQueueKindTest, WaitingRunsGetTheLockInTheOrderTheyArrived) {
   EXPECT_EQ(queue_places(GetParam().db.uri, table_), 0) << "every run left the queue";
 }
 
+// A signal that ends a queued run's wait gives its place back at once (a stop of the library's
+// wait), rather than leaving it to run out with its lease: those behind it move up.
+TEST_P(CliRunQueueKindTest, ASignalWhileQueuedGivesThePlaceBackAtOnce) {
+  auto holder = start_holder();
+  ASSERT_TRUE(eventually([&] { return queue_places(GetParam().db.uri, table_) == 1; })) << "the holder's place";
+  cli_process waiter(run_args({"--ttl", "60s"}, {"touch", (dir_ / "ran").string()}), dir_);
+  ASSERT_TRUE(eventually([&] { return queue_places(GetParam().db.uri, table_) == 2 || !waiter.running(); }))
+      << waiter.err();
+  ASSERT_TRUE(waiter.running()) << waiter.err();
+  const auto t0 = steady::now();
+  ::kill(waiter.pid(), SIGTERM);
+  EXPECT_EQ(waiter.wait(10s), 128 + SIGTERM) << waiter.err();
+  EXPECT_LT(steady::now() - t0, 5s) << "the stop ended the wait promptly";
+  EXPECT_NE(waiter.err().find("while waiting for lock '" + lock_ + "'"), std::string::npos) << waiter.err();
+  EXPECT_EQ(queue_places(GetParam().db.uri, table_), 1) << "the waiter's place (a 60 s lease) was given back";
+  EXPECT_FALSE(fs::exists(dir_ / "ran")) << "the command must not run";
+  release_holder();
+  EXPECT_EQ(holder->wait(), 0) << holder->err();
+}
+
 // `sqllock release --force --kind fair|rw` deletes the running command's place: the run's next
 // renewal (every ttl/3) finds it gone, stops the command and exits 5.
 TEST_P(CliRunQueueKindTest, ForcedReleaseStopsTheCommandAndExits5) {

@@ -10,6 +10,7 @@
 #include <climits>
 #include <future>
 #include <set>
+#include <stop_token>
 #include <thread>
 
 #include "core/database_impl.hpp"
@@ -256,6 +257,25 @@ TEST_P(LatchTest, AWaiterWakesWhenTheLastCountDownArrives) {
   EXPECT_EQ(waiter.wait_for(100ms), std::future_status::timeout) << "one count-down of two does not open it";
   ASSERT_TRUE(latch(open(), "gate").count_down("last").open());
   EXPECT_EQ(waiter.get(), latch_wait_result::open);
+}
+
+TEST_P(LatchTest, AStopEndsAWaitAsATimeoutAndAStopBeforeTheCallChecksOnce) {
+  auto db = open();
+  latch l(db, "stopped");
+  ASSERT_EQ(l.try_create(1), 1);
+  std::stop_source stop;
+  auto waiter = std::async(std::launch::async, [l, token = stop.get_token()]() mutable { return l.wait(token); });
+  auto timed = std::async(std::launch::async,
+                          [l, token = stop.get_token()]() mutable { return l.wait_for(60s, token); });
+  EXPECT_EQ(waiter.wait_for(200ms), std::future_status::timeout) << "ended while armed, before the stop";
+  const auto start = std::chrono::steady_clock::now();
+  stop.request_stop();
+  EXPECT_EQ(waiter.get(), latch_wait_result::timed_out);
+  EXPECT_EQ(timed.get(), latch_wait_result::timed_out);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, scaled(1s)) << "the stop did not end the waits promptly";
+  EXPECT_EQ(l.wait(stop.get_token()), latch_wait_result::timed_out) << "armed: the one check finds it armed";
+  ASSERT_TRUE(l.count_down().open());
+  EXPECT_EQ(l.wait(stop.get_token()), latch_wait_result::open) << "a stop before the call still checks once";
 }
 
 TEST_P(LatchTest, AWaiterOfAGenerationThatOpenedSeesItOpenEvenWhenReArmedAtOnce) {

@@ -507,17 +507,7 @@ class MultiLockServerTest : public MultiLockTest {};
 TEST_P(MultiLockServerTest, AGrantThatArrivesAfterItsLeaseIsUndoneAndReportedFalse) {
   // Every inserted row of the lock table sleeps 200 ms before it commits: a set of two comes back
   // at least 400 ms after it was sent, past its 300 ms lease.
-  const std::string pause = "0.2";
-  auto owner = open_owner();
-  if (GetParam().dialect == dialect_kind::postgresql) {
-    sql(owner, "CREATE FUNCTION " + table_ + "_pause() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(" +
-                   pause + "); RETURN NEW; END $$");
-    sql(owner, "CREATE TRIGGER " + table_ + "_pause AFTER INSERT ON " + table_ + " FOR EACH ROW EXECUTE FUNCTION " +
-                   table_ + "_pause()");
-  } else {
-    sql(owner, "CREATE TRIGGER " + table_ + "_pause AFTER INSERT ON " + table_ +
-                   " FOR EACH ROW SET @sqllock_pause = SLEEP(" + pause + ")");
-  }
+  pause_inserts_into(table_, "0.2");
   auto db = open();
   multi_lock late(db, {"a", "b"}, opts(300ms, false));
   const auto start = clock_type::now();

@@ -369,5 +369,24 @@ TEST_P(SemaphoreTest, ProcessesNeverHoldMoreThanNPermitsAtOnce) {
 INSTANTIATE_TEST_SUITE_P(Targets, SemaphoreTest, ::testing::ValuesIn(all_targets()),
                          [](const auto& info) { return info.param.name; });
 
+// ---- with a server: grants slowed by a trigger
+
+class SemaphoreServerTest : public SemaphoreTest {};
+
+TEST_P(SemaphoreServerTest, AGrantThatArrivesAfterItsLeaseIsGivenBackAndReportedAsNone) {
+  // Every permit row inserted sleeps 400 ms before its statement returns: the grant comes back
+  // past its 300 ms lease, which may have run out and been taken over meanwhile.
+  pause_inserts_into(table_ + "_permits", "0.4");
+  auto db = open();
+  semaphore late(db, "late", 2, leased(300ms, false));
+  const auto start = clock_type::now();
+  EXPECT_FALSE(late.try_acquire()) << "a grant read 400 ms after it was sent cannot still hold a 300 ms lease";
+  EXPECT_GE(clock_type::now() - start, 400ms) << "the trigger did not pause the grant";
+  EXPECT_EQ(permit_rows(db), 0) << "the late grant's row is deleted, not left to expire";
+}
+
+INSTANTIATE_TEST_SUITE_P(ServerTargets, SemaphoreServerTest, ::testing::ValuesIn(server_targets()),
+                         [](const auto& info) { return info.param.name; });
+
 }  // namespace
 }  // namespace sqllock::test

@@ -79,18 +79,25 @@ class SQLLOCK_API fair_lock {
   // never returns without the lock.
   void lock();
 
+  // Waits its turn until it holds (true) or until a stop is requested on `stop` (false: its place
+  // is given back at once, nothing is held). A stop ends the wait at once, or when a statement in
+  // flight returns; one requested before the call leaves one attempt. Throws like lock().
+  [[nodiscard]] bool lock(std::stop_token stop);
+
   // One attempt: holds at once (re-entry, or nobody live ahead), else gives its place back and
   // returns false.
   [[nodiscard]] bool try_lock();
 
-  // Waits its turn until the deadline; false (and the place given back) when it passes first.
+  // Waits its turn until the deadline; false (and the place given back) when it passes first or
+  // a stop is requested on `stop`.
   template <class Rep, class Period>
-  [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
-    return try_lock_until_steady(detail::steady_deadline_after(timeout));
+  [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout, std::stop_token stop = {}) {
+    return try_lock_until_steady(detail::steady_deadline_after(timeout), std::move(stop));
   }
   template <class Clock, class Duration>
-  [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return try_lock_until_steady(detail::steady_deadline_at(deadline));
+  [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline,
+                                    std::stop_token stop = {}) {
+    return try_lock_until_steady(detail::steady_deadline_at(deadline), std::move(stop));
   }
 
   // Releases one level of the calling owner's acquisitions (the place leaves the queue with the
@@ -118,7 +125,7 @@ class SQLLOCK_API fair_lock {
   const std::string& name() const noexcept;
 
  private:
-  bool try_lock_until_steady(std::chrono::steady_clock::time_point deadline);
+  bool try_lock_until_steady(std::chrono::steady_clock::time_point deadline, std::stop_token stop);
   std::unique_ptr<detail::queue_lock_state> state_;
 };
 

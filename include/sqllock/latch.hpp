@@ -37,6 +37,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,7 +62,8 @@ struct latch_options {
 // How a wait ended.
 enum class latch_wait_result {
   open,       // the latch reached zero (the generation waited for opened, even if re-armed since)
-  timed_out,  // the deadline passed while the latch was still armed
+  timed_out,  // the deadline passed, or a stop was requested on the wait's std::stop_token, while
+              // the latch was still armed (the caller's stop_source tells which)
   absent,     // there is no such latch, or it was deleted or its ttl ran out while waited for
 };
 
@@ -131,16 +133,23 @@ class SQLLOCK_API latch {
   // doubling to 500 ms). Throws connection_error / backend_error / schema_error.
   latch_wait_result wait();
 
-  // Like wait(), but returns timed_out when the deadline passes first. Never sleeps past it; a
+  // Like wait(), but returns timed_out when a stop is requested on `stop` first (at once, or when
+  // a statement in flight returns; one requested before the call leaves one check).
+  [[nodiscard]] latch_wait_result wait(std::stop_token stop);
+
+  // Like wait(), but returns timed_out when the deadline passes or a stop is requested on `stop`
+  // first. Never sleeps past it; a
   // deadline already passed checks once. Any std::chrono duration or clock; saturates instead of
   // overflowing (duration::max() waits like wait()).
   template <class Rep, class Period>
-  [[nodiscard]] latch_wait_result wait_for(const std::chrono::duration<Rep, Period>& timeout) {
-    return wait_until_steady(detail::steady_deadline_after(timeout));
+  [[nodiscard]] latch_wait_result wait_for(const std::chrono::duration<Rep, Period>& timeout,
+                                           std::stop_token stop = {}) {
+    return wait_until_steady(detail::steady_deadline_after(timeout), std::move(stop));
   }
   template <class Clock, class Duration>
-  [[nodiscard]] latch_wait_result wait_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return wait_until_steady(detail::steady_deadline_at(deadline));
+  [[nodiscard]] latch_wait_result wait_until(const std::chrono::time_point<Clock, Duration>& deadline,
+                                             std::stop_token stop = {}) {
+    return wait_until_steady(detail::steady_deadline_at(deadline), std::move(stop));
   }
 
   // The latch as stored now, with the participants counted in its generation; nullopt when it is
@@ -152,7 +161,8 @@ class SQLLOCK_API latch {
   const std::string& name() const noexcept { return name_; }
 
  private:
-  latch_wait_result wait_until_steady(std::optional<std::chrono::steady_clock::time_point> deadline);
+  latch_wait_result wait_until_steady(std::optional<std::chrono::steady_clock::time_point> deadline,
+                                      std::stop_token stop);
 
   database db_;
   std::string name_;

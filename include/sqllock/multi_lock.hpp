@@ -96,6 +96,10 @@ class SQLLOCK_API multi_lock {
   // Blocks until every name is acquired. Throws connection_error / outcome_unknown /
   // schema_error / backend_error on failure; never returns without the set.
   void lock();
+  // Blocks until acquired (true) or until a stop is requested on `stop` (false: nothing is held).
+  // A stop ends the wait at once, or when a statement in flight returns; one requested before the
+  // call leaves one attempt. Throws like lock().
+  [[nodiscard]] bool lock(std::stop_token stop);
 
   // One attempt. Returns false, holding none of the names, when another owner holds a live lease
   // on any of them; when the server chose the attempt as a deadlock victim; and when the grant
@@ -103,14 +107,16 @@ class SQLLOCK_API multi_lock {
   [[nodiscard]] bool try_lock();
 
   // Retries with capped, jittered exponential backoff, holding nothing between attempts, until
-  // the set is acquired (true) or the deadline passes (false). Never sleeps past the deadline.
+  // the set is acquired (true) or the deadline passes or a stop is requested on `stop` (false).
+  // Never sleeps past the deadline.
   template <class Rep, class Period>
-  [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
-    return try_lock_until_steady(detail::steady_deadline_after(timeout));
+  [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout, std::stop_token stop = {}) {
+    return try_lock_until_steady(detail::steady_deadline_after(timeout), std::move(stop));
   }
   template <class Clock, class Duration>
-  [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return try_lock_until_steady(detail::steady_deadline_at(deadline));
+  [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline,
+                                    std::stop_token stop = {}) {
+    return try_lock_until_steady(detail::steady_deadline_at(deadline), std::move(stop));
   }
 
   // Releases one level of the calling owner's acquisition of every name. Never throws: a failure
@@ -148,7 +154,7 @@ class SQLLOCK_API multi_lock {
   const std::vector<std::string>& names() const noexcept;
 
  private:
-  bool try_lock_until_steady(std::chrono::steady_clock::time_point deadline);
+  bool try_lock_until_steady(std::chrono::steady_clock::time_point deadline, std::stop_token stop);
   std::unique_ptr<detail::multi_lock_state> state_;
 };
 

@@ -80,16 +80,20 @@ class SQLLOCK_API rw_lock {
   // only read levels (an upgrade), connection_error / outcome_unknown / schema_error /
   // backend_error on failure.
   void lock();
+  // Waits its turn until it holds (true) or a stop is requested on `stop` (false: its place is
+  // given back at once). The timed forms: false when the deadline passes or a stop comes first.
+  [[nodiscard]] bool lock(std::stop_token stop);
   // Holds at once or gives its place back and returns false. Throws like lock(): invalid_argument
   // when the calling owner holds only read levels (an upgrade), never returning false for that.
   [[nodiscard]] bool try_lock();
   template <class Rep, class Period>
-  [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
-    return try_lock_until_steady(false, detail::steady_deadline_after(timeout));
+  [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout, std::stop_token stop = {}) {
+    return try_lock_until_steady(false, detail::steady_deadline_after(timeout), std::move(stop));
   }
   template <class Clock, class Duration>
-  [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return try_lock_until_steady(false, detail::steady_deadline_at(deadline));
+  [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline,
+                                    std::stop_token stop = {}) {
+    return try_lock_until_steady(false, detail::steady_deadline_at(deadline), std::move(stop));
   }
   // Gives back one write level; never throws (errors go to on_unlock_error).
   void unlock() noexcept;
@@ -98,14 +102,16 @@ class SQLLOCK_API rw_lock {
 
   // ---- read (shared): the same contracts.
   void lock_shared();
+  [[nodiscard]] bool lock_shared(std::stop_token stop);
   [[nodiscard]] bool try_lock_shared();
   template <class Rep, class Period>
-  [[nodiscard]] bool try_lock_shared_for(const std::chrono::duration<Rep, Period>& timeout) {
-    return try_lock_until_steady(true, detail::steady_deadline_after(timeout));
+  [[nodiscard]] bool try_lock_shared_for(const std::chrono::duration<Rep, Period>& timeout, std::stop_token stop = {}) {
+    return try_lock_until_steady(true, detail::steady_deadline_after(timeout), std::move(stop));
   }
   template <class Clock, class Duration>
-  [[nodiscard]] bool try_lock_shared_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return try_lock_until_steady(true, detail::steady_deadline_at(deadline));
+  [[nodiscard]] bool try_lock_shared_until(const std::chrono::time_point<Clock, Duration>& deadline,
+                                           std::stop_token stop = {}) {
+    return try_lock_until_steady(true, detail::steady_deadline_at(deadline), std::move(stop));
   }
   void unlock_shared() noexcept;
   void release_shared();
@@ -131,7 +137,7 @@ class SQLLOCK_API rw_lock {
   const std::string& name() const noexcept;
 
  private:
-  bool try_lock_until_steady(bool shared, std::chrono::steady_clock::time_point deadline);
+  bool try_lock_until_steady(bool shared, std::chrono::steady_clock::time_point deadline, std::stop_token stop);
   std::unique_ptr<detail::queue_lock_state> state_;
 };
 

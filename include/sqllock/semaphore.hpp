@@ -121,25 +121,33 @@ class SQLLOCK_API semaphore {
   [[nodiscard]] std::optional<permit> try_acquire();
 
   // Retries with capped, jittered backoff — woken at once by a release on PostgreSQL — until a
-  // permit is granted or the deadline passes (nullopt). Never sleeps past the deadline or past the
+  // permit is granted or the deadline passes or a stop is requested on `stop` (nullopt). Never
+  // sleeps past the deadline or past the
   // moment the first held permit's lease runs out. Any duration or clock; huge values saturate.
   template <class Rep, class Period>
-  [[nodiscard]] std::optional<permit> try_acquire_for(const std::chrono::duration<Rep, Period>& timeout) {
-    return try_acquire_until_steady(detail::steady_deadline_after(timeout));
+  [[nodiscard]] std::optional<permit> try_acquire_for(const std::chrono::duration<Rep, Period>& timeout,
+                                                      std::stop_token stop = {}) {
+    return try_acquire_until_steady(detail::steady_deadline_after(timeout), std::move(stop));
   }
   template <class Clock, class Duration>
-  [[nodiscard]] std::optional<permit> try_acquire_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return try_acquire_until_steady(detail::steady_deadline_at(deadline));
+  [[nodiscard]] std::optional<permit> try_acquire_until(const std::chrono::time_point<Clock, Duration>& deadline,
+                                                        std::stop_token stop = {}) {
+    return try_acquire_until_steady(detail::steady_deadline_at(deadline), std::move(stop));
   }
 
   // Blocks until a permit is granted. Throws on failure; never returns without a permit.
   [[nodiscard]] permit acquire();
 
+  // Blocks until a permit is granted, or until a stop is requested on `stop` (nullopt). A stop
+  // ends the wait at once, or when a statement in flight returns; one requested before the call
+  // leaves one attempt. Throws like acquire().
+  [[nodiscard]] std::optional<permit> acquire(std::stop_token stop);
+
   const std::string& name() const noexcept;
   std::int64_t permits() const noexcept;
 
  private:
-  std::optional<permit> try_acquire_until_steady(std::chrono::steady_clock::time_point deadline);
+  std::optional<permit> try_acquire_until_steady(std::chrono::steady_clock::time_point deadline, std::stop_token stop);
   std::unique_ptr<detail::semaphore_state> state_;
 };
 

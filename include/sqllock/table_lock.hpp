@@ -79,20 +79,26 @@ class SQLLOCK_API table_lock {
   // backend_error on failure; never returns without the lock.
   void lock();
 
+  // Blocks until acquired (true) or until a stop is requested on `stop` (false: nothing is held).
+  // A stop ends the wait at once, or when a statement in flight returns. A stop requested before
+  // the call leaves one attempt. Throws like lock().
+  [[nodiscard]] bool lock(std::stop_token stop);
+
   // One attempt. Returns false when another owner holds a live lease, and also when the grant
   // comes back a full ttl after the attempt was sent (a paused process or network): that grant
   // is undone, because its lease may already have run out and been taken over.
   [[nodiscard]] bool try_lock();
 
   // Retries with capped, jittered exponential backoff until acquired (true) or the deadline
-  // passes (false). Never sleeps past the deadline.
+  // passes or a stop is requested on `stop` (false). Never sleeps past the deadline.
   template <class Rep, class Period>
-  [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
-    return try_lock_until_steady(detail::steady_deadline_after(timeout));
+  [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout, std::stop_token stop = {}) {
+    return try_lock_until_steady(detail::steady_deadline_after(timeout), std::move(stop));
   }
   template <class Clock, class Duration>
-  [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return try_lock_until_steady(detail::steady_deadline_at(deadline));
+  [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline,
+                                    std::stop_token stop = {}) {
+    return try_lock_until_steady(detail::steady_deadline_at(deadline), std::move(stop));
   }
 
   // Releases one level of the calling owner's acquisitions. Never throws: a failure (not held,
@@ -122,7 +128,7 @@ class SQLLOCK_API table_lock {
   const std::string& name() const noexcept;
 
  private:
-  bool try_lock_until_steady(std::chrono::steady_clock::time_point deadline);
+  bool try_lock_until_steady(std::chrono::steady_clock::time_point deadline, std::stop_token stop);
   std::unique_ptr<detail::table_lock_state> state_;
 };
 

@@ -106,9 +106,12 @@ latch_count_down_result latch::count_down(std::string_view participant) {
   });
 }
 
-latch_wait_result latch::wait() { return wait_until_steady(std::nullopt); }
+latch_wait_result latch::wait() { return wait_until_steady(std::nullopt, {}); }
 
-latch_wait_result latch::wait_until_steady(std::optional<std::chrono::steady_clock::time_point> deadline) {
+latch_wait_result latch::wait(std::stop_token stop) { return wait_until_steady(std::nullopt, std::move(stop)); }
+
+latch_wait_result latch::wait_until_steady(std::optional<std::chrono::steady_clock::time_point> deadline,
+                                           std::stop_token stop) {
   auto& impl = detail::database_access::impl(db_);
   const auto sql = detail::latch_statements(impl.dialect(), impl.options().table);
   // The latch waited for: the one (created_at) and the generation the first check found. Seeing
@@ -143,7 +146,7 @@ latch_wait_result latch::wait_until_steady(std::optional<std::chrono::steady_clo
     if (!ttl_left) return std::nullopt;
     return std::max(*ttl_left, std::chrono::milliseconds::zero());
   };
-  if (!detail::retry_until(impl, name_, deadline, {.attempt = check, .lease_remaining = until_ttl}))
+  if (!detail::retry_until(impl, name_, deadline, {.attempt = check, .lease_remaining = until_ttl}, std::move(stop)))
     return latch_wait_result::timed_out;
   return *verdict;
 }

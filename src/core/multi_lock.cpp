@@ -191,7 +191,7 @@ class multi_lock_state {
     return true;
   }
 
-  bool try_until(std::optional<time_source::time_point> deadline) {
+  bool try_until(std::optional<time_source::time_point> deadline, std::stop_token stop) {
     // Nothing is held between attempts; a release of any of the names wakes the waiter. After a
     // refusal, the waiter first reads (no lock, one round trip) whether a name is still held by
     // another owner's live lease, and makes the next attempt — a transaction that locks rows and,
@@ -217,7 +217,8 @@ class multi_lock_state {
                               refused = true;
                               return attempt();
                             },
-                        .lease_remaining = [&] { return busy ? busy : held_elsewhere(); }});
+                        .lease_remaining = [&] { return busy ? busy : held_elsewhere(); }},
+                       std::move(stop));
   }
 
   void release_as(const std::string& owner) {
@@ -380,12 +381,14 @@ multi_lock::multi_lock(const database& db, std::vector<std::string> names, multi
 
 multi_lock::~multi_lock() = default;
 
-void multi_lock::lock() { state_->try_until(std::nullopt); }
+void multi_lock::lock() { state_->try_until(std::nullopt, {}); }
+
+bool multi_lock::lock(std::stop_token stop) { return state_->try_until(std::nullopt, std::move(stop)); }
 
 bool multi_lock::try_lock() { return state_->attempt(); }
 
-bool multi_lock::try_lock_until_steady(std::chrono::steady_clock::time_point deadline) {
-  return state_->try_until(deadline);
+bool multi_lock::try_lock_until_steady(std::chrono::steady_clock::time_point deadline, std::stop_token stop) {
+  return state_->try_until(deadline, std::move(stop));
 }
 
 void multi_lock::unlock() noexcept {

@@ -65,8 +65,8 @@ class queue_lock_state {
   queue_lock_state& operator=(const queue_lock_state&) = delete;
 
   // One level of `write` or read mode for the calling owner, waiting until `deadline` (none:
-  // forever). False when the deadline passed first (the place is given back).
-  bool acquire(bool write, std::optional<time_source::time_point> deadline) {
+  // forever) or a stop on `stop`. False when either came first (the place is given back).
+  bool acquire(bool write, std::optional<time_source::time_point> deadline, std::stop_token stop = {}) {
     const std::string owner = current_owner();
     auto& registry = impl_.registry();
     if (const auto mine = levels_.find(owner)) {
@@ -81,7 +81,7 @@ class queue_lock_state {
     const scoped_pin pinned(registry, slot);
     // A place lost (released by force, or its lease ran out) is taken again at the back, until
     // the deadline.
-    const auto queue_again = [&] { return !deadline || impl_.time().now() < *deadline; };
+    const auto queue_again = [&] { return (!deadline || impl_.time().now() < *deadline) && !stop.stop_requested(); };
     while (true) {
       queue_entry got;
       time_source::time_point sent;
@@ -156,7 +156,8 @@ class queue_lock_state {
            .lease_remaining = [&] { return wait; },
            // Where no release is announced, a waiter polls as often as its queue moves: the head
            // of a queue that moves every few milliseconds looks again within a few milliseconds.
-           .progressed = [&] { return moved; }});
+           .progressed = [&] { return moved; }},
+          stop);
       if (lost_place) {
         waiting.give_back_all();
         if (!queue_again()) return false;
@@ -354,9 +355,10 @@ fair_lock::fair_lock(const database& db, std::string_view name, fair_lock_option
                                                         detail::queue_lock_settings::of(std::move(options)))) {}
 fair_lock::~fair_lock() = default;
 void fair_lock::lock() { state_->acquire(true, std::nullopt); }
+bool fair_lock::lock(std::stop_token stop) { return state_->acquire(true, std::nullopt, std::move(stop)); }
 bool fair_lock::try_lock() { return state_->acquire(true, state_->time().now()); }
-bool fair_lock::try_lock_until_steady(std::chrono::steady_clock::time_point deadline) {
-  return state_->acquire(true, deadline);
+bool fair_lock::try_lock_until_steady(std::chrono::steady_clock::time_point deadline, std::stop_token stop) {
+  return state_->acquire(true, deadline, std::move(stop));
 }
 void fair_lock::unlock() noexcept {
   state_->who().unlock([&] { release(); });
@@ -375,19 +377,21 @@ rw_lock::rw_lock(const database& db, std::string_view name, rw_lock_options opti
                                                         detail::queue_lock_settings::of(std::move(options)))) {}
 rw_lock::~rw_lock() = default;
 void rw_lock::lock() { state_->acquire(true, std::nullopt); }
+bool rw_lock::lock(std::stop_token stop) { return state_->acquire(true, std::nullopt, std::move(stop)); }
 bool rw_lock::try_lock() { return state_->acquire(true, state_->time().now()); }
 void rw_lock::unlock() noexcept {
   state_->who().unlock([&] { release(); });
 }
 void rw_lock::release() { state_->release_as(state_->current_owner(), true); }
 void rw_lock::lock_shared() { state_->acquire(false, std::nullopt); }
+bool rw_lock::lock_shared(std::stop_token stop) { return state_->acquire(false, std::nullopt, std::move(stop)); }
 bool rw_lock::try_lock_shared() { return state_->acquire(false, state_->time().now()); }
 void rw_lock::unlock_shared() noexcept {
   state_->who().unlock([&] { release_shared(); });
 }
 void rw_lock::release_shared() { state_->release_as(state_->current_owner(), false); }
-bool rw_lock::try_lock_until_steady(bool shared, std::chrono::steady_clock::time_point deadline) {
-  return state_->acquire(!shared, deadline);
+bool rw_lock::try_lock_until_steady(bool shared, std::chrono::steady_clock::time_point deadline, std::stop_token stop) {
+  return state_->acquire(!shared, deadline, std::move(stop));
 }
 bool rw_lock::holds() const noexcept { return detail::holds_now(*state_, true, false); }
 bool rw_lock::holds_shared() const noexcept { return detail::holds_now(*state_, false, true); }

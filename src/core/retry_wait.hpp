@@ -8,6 +8,7 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -29,15 +30,18 @@ struct retry_wait_steps {
   std::function<bool()> progressed = nullptr;
 };
 
-// Runs steps.attempt until it succeeds (true) or `deadline` passes (false); no deadline: until it
-// succeeds. Wakes on releases of `resource`. Throws what the steps throw; a statement of theirs
+// Runs steps.attempt until it succeeds (true), or `deadline` passes or a stop is requested on
+// `stop` (false); no deadline and no stop: until it succeeds. A stop ends a sleep at once and is
+// checked after every attempt; a deadline already past or a stop already requested leaves one
+// attempt. Wakes on releases of `resource`. Throws what the steps throw; a statement of theirs
 // still unanswered kDeadlineGrace after the deadline is cut off (driver/statement_bound.hpp).
 bool retry_until(database_impl& impl, const std::string& resource, std::optional<time_source::time_point> deadline,
-                 const retry_wait_steps& steps);
+                 const retry_wait_steps& steps, std::stop_token stop = {});
 
 // The same for an attempt on several resources at once (multi_lock): a release of any of them
 // wakes the waiter.
 bool retry_until(database_impl& impl, const std::vector<std::string>& resources,
-                 std::optional<time_source::time_point> deadline, const retry_wait_steps& steps);
+                 std::optional<time_source::time_point> deadline, const retry_wait_steps& steps,
+                 std::stop_token stop = {});
 
 }  // namespace sqllock::detail

@@ -170,7 +170,7 @@ class semaphore_state {
     return std::make_unique<permit_state>(shared_, slot, got->slot, generation);
   }
 
-  std::unique_ptr<permit_state> until(std::optional<time_source::time_point> deadline) {
+  std::unique_ptr<permit_state> until(std::optional<time_source::time_point> deadline, std::stop_token stop) {
     std::unique_ptr<permit_state> got;
     retry_until(shared_->impl, shared_->name, deadline,
                 {.attempt = [&] { return (got = attempt()) != nullptr; },
@@ -178,7 +178,8 @@ class semaphore_state {
                      [&] {
                        auto conn = shared_->impl.borrow();
                        return shared_->store(*conn).lease_remaining(shared_->name, shared_->permits);
-                     }});
+                     }},
+                std::move(stop));
     return got;
   }
 
@@ -247,12 +248,18 @@ std::optional<permit> semaphore::try_acquire() {
   return std::nullopt;
 }
 
-std::optional<permit> semaphore::try_acquire_until_steady(std::chrono::steady_clock::time_point deadline) {
-  if (auto got = state_->until(deadline)) return permit(std::move(got));
+std::optional<permit> semaphore::try_acquire_until_steady(std::chrono::steady_clock::time_point deadline,
+                                                          std::stop_token stop) {
+  if (auto got = state_->until(deadline, std::move(stop))) return permit(std::move(got));
   return std::nullopt;
 }
 
-permit semaphore::acquire() { return permit(state_->until(std::nullopt)); }
+permit semaphore::acquire() { return permit(state_->until(std::nullopt, {})); }
+
+std::optional<permit> semaphore::acquire(std::stop_token stop) {
+  if (auto got = state_->until(std::nullopt, std::move(stop))) return permit(std::move(got));
+  return std::nullopt;
+}
 
 const std::string& semaphore::name() const noexcept { return state_->name(); }
 

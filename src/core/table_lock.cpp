@@ -81,14 +81,15 @@ class table_lock_state {
     return true;
   }
 
-  bool try_until(std::optional<time_source::time_point> deadline) {
+  bool try_until(std::optional<time_source::time_point> deadline, std::stop_token stop) {
     return retry_until(impl_, name_, deadline,
                        {.attempt = [&] { return attempt(); },
                         .lease_remaining =
                             [&] {
                               auto conn = impl_.borrow();
                               return table_store(*conn, impl_.sql()).lease_remaining(name_);
-                            }});
+                            }},
+                       std::move(stop));
   }
 
   void release_as(const std::string& owner) {
@@ -128,12 +129,14 @@ table_lock::table_lock(const database& db, std::string_view name, table_lock_opt
 
 table_lock::~table_lock() = default;
 
-void table_lock::lock() { state_->try_until(std::nullopt); }
+void table_lock::lock() { state_->try_until(std::nullopt, {}); }
+
+bool table_lock::lock(std::stop_token stop) { return state_->try_until(std::nullopt, std::move(stop)); }
 
 bool table_lock::try_lock() { return state_->attempt(); }
 
-bool table_lock::try_lock_until_steady(std::chrono::steady_clock::time_point deadline) {
-  return state_->try_until(deadline);
+bool table_lock::try_lock_until_steady(std::chrono::steady_clock::time_point deadline, std::stop_token stop) {
+  return state_->try_until(deadline, std::move(stop));
 }
 
 void table_lock::unlock() noexcept {

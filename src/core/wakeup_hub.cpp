@@ -50,9 +50,9 @@ void wakeup_hub::wait(const std::string& resource, std::uint64_t ticket, std::ch
 }
 
 void wakeup_hub::wait_any(const std::vector<std::pair<std::string, std::uint64_t>>& tickets,
-                          std::chrono::steady_clock::time_point until) {
+                          std::chrono::steady_clock::time_point until, std::stop_token stop) {
   std::unique_lock lock(mu_);
-  cv_.wait_until(lock, until, [&] {
+  cv_.wait_until(lock, std::move(stop), until, [&] {
     if (state_ != state::listening) return true;
     for (const auto& [resource, ticket] : tickets)
       if (auto it = interests_.find(resource); it != interests_.end() && it->second.releases != ticket) return true;

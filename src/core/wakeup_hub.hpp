@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <utility>
@@ -41,9 +42,9 @@ class wakeup_hub {
   // Sleeps until a release of `resource` newer than `ticket` is seen, or until `until`.
   void wait(const std::string& resource, std::uint64_t ticket, std::chrono::steady_clock::time_point until);
   // Sleeps until a release newer than its ticket is seen for any of `tickets` (resource, ticket),
-  // or until `until` (multi_lock: a release of any name of the set).
+  // or until `until` (multi_lock: a release of any name of the set), or a stop request on `stop`.
   void wait_any(const std::vector<std::pair<std::string, std::uint64_t>>& tickets,
-                std::chrono::steady_clock::time_point until);
+                std::chrono::steady_clock::time_point until, std::stop_token stop = {});
 
  private:
   void listen(std::stop_token stop);

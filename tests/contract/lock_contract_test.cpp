@@ -4,6 +4,7 @@
 // MariaDB, row locks on both servers and through PgBouncer. Each suite is instantiated over the
 // kinds whose capabilities it needs; what only one kind does is tested in that kind's own file.
 #include <atomic>
+#include <stop_token>
 #include <thread>
 
 #include "contract/contract_fixture.hpp"
@@ -397,6 +398,58 @@ TEST_P(ReentrantLockContract, DestroyingALockReleasesEveryLevel) {
 
 const auto reentrant_cases = with(&lock_capabilities::reentrant, every_target());
 SQLLOCK_CONTRACT_CASES(AllTargets, ReentrantLockContract, reentrant_cases);
+
+// ---- waits that take a std::stop_token: the leased kinds
+
+class StoppableLockContract : public LockContractTest {};
+
+// A stop ends a wait promptly, holding nothing and leaving nothing behind: a queue kind gives its
+// place back (a place left would stand ahead of a newcomer for its 60 s lease, renewed while the
+// waiter's object lives). A stop requested before the call leaves one attempt.
+TEST_P(StoppableLockContract, AStopEndsTheWaitPromptlyAndLeavesNothingBehind) {
+  auto db1 = open();
+  auto db2 = open();
+  auto db3 = open();
+  const auto name = fresh("stopped");
+  lock_settings holder;
+  holder.owner = "holder";
+  auto a = make(db1, name, holder);
+  a->lock();
+  lock_settings long_lease;
+  long_lease.ttl = 60s;
+  auto b = make(db2, name, long_lease);
+  for (const bool timed : {false, true}) {
+    SCOPED_TRACE(timed ? "try_lock_for(30 s, stop)" : "lock(stop)");
+    std::stop_source stop;
+    std::thread stopper([&] {
+      std::this_thread::sleep_for(300ms);
+      stop.request_stop();
+    });
+    const auto start = clock_type::now();
+    const bool got = timed ? b->try_lock_for(30s, stop.get_token()) : b->lock(stop.get_token());
+    const auto took = clock_type::now() - start;
+    stopper.join();
+    EXPECT_FALSE(got) << "acquired while the lock was held";
+    EXPECT_GE(took, 300ms) << "ended before the stop";
+    EXPECT_LT(took, scaled(1300ms)) << "the stop did not end the wait promptly";
+    EXPECT_FALSE(b->holds());
+  }
+  std::stop_source stopped;
+  stopped.request_stop();
+  auto start = clock_type::now();
+  EXPECT_FALSE(b->lock(stopped.get_token())) << "a stop before the call leaves one attempt, refused here";
+  EXPECT_LT(clock_type::now() - start, scaled(1s));
+  a->unlock();
+  auto c = make(db3, name);
+  EXPECT_TRUE(c->try_lock()) << "a stopped wait left its place (or a row) behind";
+  c->unlock();
+  EXPECT_TRUE(b->lock(stopped.get_token())) << "a stop before the call leaves one attempt, granted on a free lock";
+  EXPECT_TRUE(b->holds());
+  b->unlock();
+}
+
+const auto stoppable_cases = with(&lock_capabilities::stoppable, every_target());
+SQLLOCK_CONTRACT_CASES(AllTargets, StoppableLockContract, stoppable_cases);
 
 // ---- session-scoped kinds: advisory_lock, named_lock
 

@@ -52,6 +52,23 @@ class LockTableTest : public ::testing::TestWithParam<target> {
     return r.rows[0].at(0);
   }
 
+  // Makes every row inserted into `table` (the lock table or one of its companions) sleep
+  // `seconds` (text, e.g. "0.2") before its statement returns: a trigger, created as the schema
+  // owner, for the late-grant tests. PostgreSQL and MySQL/MariaDB only.
+  void pause_inserts_into(const std::string& table, const std::string& seconds) const {
+    auto owner = open_owner();
+    if (GetParam().dialect == dialect_kind::postgresql) {
+      sql(owner, "CREATE FUNCTION " + table +
+                     "_pause() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(" + seconds +
+                     "); RETURN NEW; END $$");
+      sql(owner, "CREATE TRIGGER " + table + "_pause AFTER INSERT ON " + table + " FOR EACH ROW EXECUTE FUNCTION " +
+                     table + "_pause()");
+    } else {
+      sql(owner, "CREATE TRIGGER " + table + "_pause AFTER INSERT ON " + table +
+                     " FOR EACH ROW SET @sqllock_pause = SLEEP(" + seconds + ")");
+    }
+  }
+
   std::string table_;
 };
 

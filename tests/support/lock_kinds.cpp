@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <concepts>
 #include <future>
 #include <stdexcept>
 #include <thread>
@@ -127,6 +128,20 @@ class object_adapter final : public lock_object {
   bool try_lock_until(std::chrono::system_clock::time_point deadline) override {
     return lock_->try_lock_until(deadline);
   }
+  // clang-format off
+  bool lock(std::stop_token stop) override {
+    if constexpr (requires(Lock& l, std::stop_token s) { { l.lock(s) } -> std::same_as<bool>; })
+      return lock_->lock(std::move(stop));
+    else
+      throw std::logic_error("no wait with a stop token: " + lock_->name());
+  }
+  bool try_lock_for(std::chrono::milliseconds wait, std::stop_token stop) override {
+    if constexpr (requires(Lock& l, std::stop_token s) { { l.lock(s) } -> std::same_as<bool>; })
+      return lock_->try_lock_for(wait, std::move(stop));
+    else
+      throw std::logic_error("no wait with a stop token: " + lock_->name());
+  }
+  // clang-format on
   void unlock() noexcept override { lock_->unlock(); }
   void release() override { lock_->release(); }
   bool holds() const override { return lock_->holds(); }
@@ -340,7 +355,13 @@ void add_object_entry_points(lock_kind& k) {
 lock_kind table_kind() {
   lock_kind k;
   k.name = "table_lock";
-  k.can = {.object = true, .owner_keyed = true, .reentrant = true, .fenced = true, .leased = true, .loss_signal = true};
+  k.can = {.object = true,
+           .owner_keyed = true,
+           .reentrant = true,
+           .fenced = true,
+           .leased = true,
+           .loss_signal = true,
+           .stoppable = true};
   add_object_entry_points<table_lock, table_lock_options>(k);
   k.shown_held = [](const database& observer, const std::string& name) {
     return first_field(sql(observer, "SELECT COUNT(*) FROM " + observer.table() + " WHERE resource = $1", {name})) !=
@@ -362,7 +383,7 @@ lock_kind queue_kind_of(std::string kind_name, char kind) {
   // clang-format 14 would put each designated initializer on a line of its own.
   // clang-format off
   k.can = {.object = true, .owner_keyed = true, .reentrant = true, .shared = kind == 'R', .fenced = true,
-           .leased = true, .loss_signal = true};
+           .leased = true, .loss_signal = true, .stoppable = true};
   // clang-format on
   if (kind == 'F')
     add_object_entry_points<fair_lock, fair_lock_options>(k);
@@ -399,6 +420,10 @@ class multi_adapter final : public lock_object {
   bool try_lock_until(std::chrono::system_clock::time_point deadline) override {
     return lock_.try_lock_until(deadline);
   }
+  bool lock(std::stop_token stop) override { return lock_.lock(std::move(stop)); }
+  bool try_lock_for(std::chrono::milliseconds wait, std::stop_token stop) override {
+    return lock_.try_lock_for(wait, std::move(stop));
+  }
   void unlock() noexcept override { lock_.unlock(); }
   void release() override { lock_.release(); }
   bool holds() const override { return lock_.holds(); }
@@ -425,7 +450,13 @@ multi_lock_options multi_options(const lock_settings& s) {
 lock_kind multi_kind() {
   lock_kind k;
   k.name = "multi_lock";
-  k.can = {.object = true, .owner_keyed = true, .reentrant = true, .fenced = true, .leased = true, .loss_signal = true};
+  k.can = {.object = true,
+           .owner_keyed = true,
+           .reentrant = true,
+           .fenced = true,
+           .leased = true,
+           .loss_signal = true,
+           .stoppable = true};
   k.take = [](const database& db, const std::string& name, lock_wait wait) {
     multi_lock_options o;
     o.owner = next_owner();
@@ -481,6 +512,10 @@ class semaphore_adapter final : public lock_object {
   bool try_lock_until(std::chrono::system_clock::time_point deadline) override {
     return keep(sem_.try_acquire_until(deadline));
   }
+  bool lock(std::stop_token stop) override { return keep(sem_.acquire(std::move(stop))); }
+  bool try_lock_for(std::chrono::milliseconds wait, std::stop_token stop) override {
+    return keep(sem_.try_acquire_for(wait, std::move(stop)));
+  }
   void unlock() noexcept override {
     try {
       release();
@@ -519,7 +554,7 @@ semaphore_options semaphore_settings(const lock_settings& s) {
 lock_kind semaphore_kind() {
   lock_kind k;
   k.name = "semaphore";
-  k.can = {.object = true, .fenced = true, .leased = true, .loss_signal = true};
+  k.can = {.object = true, .fenced = true, .leased = true, .loss_signal = true, .stoppable = true};
   k.take = [](const database& db, const std::string& name, lock_wait wait) {
     return hold_object(std::make_unique<semaphore_adapter>(db, name, semaphore_options{}), wait);
   };

@@ -51,6 +51,7 @@ struct lock_capabilities {
   bool session_scoped = false;      // held by a server session: ends, and is reported lost, with it
   bool transaction_scoped = false;  // held by a transaction: ends with it (row locks, xact locks)
   bool loss_signal = false;         // lost_token() and on_lost tell the holder that the lock is gone
+  bool stoppable = false;           // object kinds: waits take a std::stop_token (lock(stop), …)
   // MySQL's innodb_lock_wait_timeout counts whole seconds: a timed row-lock wait there lasts at
   // least 1 s.
   std::chrono::milliseconds wait_granularity{0};
@@ -84,6 +85,9 @@ class lock_object {
   virtual bool try_lock() = 0;
   virtual bool try_lock_for(std::chrono::milliseconds wait) = 0;
   virtual bool try_lock_until(std::chrono::system_clock::time_point deadline) = 0;
+  // stoppable kinds (lock(stop), try_lock_for(wait, stop)); throw std::logic_error for others.
+  virtual bool lock(std::stop_token stop) = 0;
+  virtual bool try_lock_for(std::chrono::milliseconds wait, std::stop_token stop) = 0;
   virtual void unlock() noexcept = 0;
   virtual void release() = 0;
   virtual bool holds() const = 0;

@@ -5,8 +5,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <map>
 #include <mutex>
+#include <stop_token>
 #include <string>
 #include <thread>
 
@@ -343,6 +345,27 @@ TEST_F(LeaseUnitTest, AWaitOnAnUnexpiringHolderBacksOffToTheCap) {
   for (const auto s : h.clock->sleeps()) longest = std::max(longest, s);
   EXPECT_GE(longest, 250ms) << "never reached the 500 ms cap's range";
   EXPECT_LE(longest, 500ms);
+}
+
+// A stop ends a wait mid-sleep, with the fake time standing still: no backoff sleep, lease or
+// deadline ends it; nothing but the stop can.
+TEST_F(LeaseUnitTest, AStopEndsAWaitMidSleepAndAStopBeforeTheCallLeavesOneAttempt) {
+  server.held_elsewhere("job", -1);
+  table_lock l(h.db, "job", lease(3s));
+  std::stop_source stop;
+  auto waiting = std::async(std::launch::async, [&] { return l.try_lock_for(10s, stop.get_token()); });
+  ASSERT_TRUE(h.server->await(h.sql().acquire, 1));
+  h.clock->advance(100ms);  // the backoff's first sleeps (5 ms, 10 ms, …) pass: it tries again
+  ASSERT_TRUE(h.server->await(h.sql().acquire, 2)) << "the wait never retried";
+  EXPECT_EQ(waiting.wait_for(100ms), std::future_status::timeout) << "ended without the stop";
+  const auto fake_before = h.clock->now();
+  stop.request_stop();
+  ASSERT_EQ(waiting.wait_for(2s), std::future_status::ready) << "the stop did not end the wait";
+  EXPECT_FALSE(waiting.get());
+  EXPECT_LT(h.clock->now() - fake_before, 600ms) << "it slept on after the stop";
+  const auto attempts = h.server->count(h.sql().acquire);
+  EXPECT_FALSE(l.lock(stop.get_token()));
+  EXPECT_EQ(h.server->count(h.sql().acquire), attempts + 1) << "a stop before the call leaves one attempt";
 }
 
 TEST(BackoffUnitTest, DelaysDoubleUpToTheCapWithJitterInTheUpperHalf) {

@@ -90,8 +90,8 @@ constexpr std::string_view kUsage =
     "sqllock are passed on to CMD (those from the terminal, such as Ctrl-C, reach CMD directly);\n"
     "sqllock then still waits for CMD to exit before releasing the lock. While sqllock is still\n"
     "waiting for the lock, these signals end the wait: CMD does not run, exit status 128+signal.\n"
-    "A fair or rw wait keeps its place in the queue; a signal ends it at once, and the place\n"
-    "stays in the queue until its lease runs out (--ttl), which can hold up those behind it.\n"
+    "A fair or rw wait keeps its place in the queue; a signal ends it at once and gives the\n"
+    "place back, so those behind it move up.\n"
     "\n"
     "If the lock is lost while CMD runs (a leased lock was not renewed before its lease ran out by\n"
     "sqllock's clock — even while a renewal statement is still under way — or it was released by\n"
@@ -193,19 +193,19 @@ void report_interrupted(const run_options& o, int sig) {
 
 // Kinds that queue (fair, rw) wait inside the library, which keeps their place in the queue:
 // repeating try_run would give the place back after every attempt and let later arrivals pass.
-// That wait cannot be interrupted, so it runs on a thread of its own while this one watches for
-// stop signals. A stop signal ends sqllock at once with 128+signal — by std::_Exit, because the
-// waiting thread still uses the lock, which must not be destroyed under it; the place is no longer
-// renewed and leaves the queue when its lease runs out.
+// That wait runs on a thread of its own while this one watches for stop signals; a stop signal
+// requests a stop of the wait, which gives the place back at once (the statement in flight, if
+// any, ends first), and sqllock exits with 128+signal.
 acquire_outcome wait_in_queue(run_lock& lock, const locked_body& body, signal_inbox& signals, const run_options& o,
-                              int& code) {
+                              int& stop_signal, int& code) {
   const steady::time_point deadline = o.wait ? steady::now() + *o.wait : steady::time_point::max();
   const wake_pipe done;
+  std::stop_source stop;
   bool got = false;
   std::exception_ptr failed;
   std::thread waiter([&, notify = done.callback()] {
     try {
-      got = lock.wait_turn(deadline);
+      got = lock.wait_turn(deadline, stop.get_token());
     } catch (...) {
       failed = std::current_exception();
     }
@@ -216,11 +216,18 @@ acquire_outcome wait_in_queue(run_lock& lock, const locked_body& body, signal_in
     ::poll(p, 2, -1);
     if (p[1].revents & POLLIN) break;  // before a signal that came with it: the body checks for one
     if (const auto s = signals.wait_for_stop(0ms)) {
-      report_interrupted(o, s->number);
-      std::_Exit(128 + s->number);
+      stop_signal = s->number;
+      stop.request_stop();
+      break;
     }
   }
   waiter.join();
+  if (stop_signal != 0) {
+    // Held after all when the turn came with the stop: given back, the command not run. A
+    // failure of the stopped wait changes nothing for the caller: the signal ended it.
+    if (got && !failed) lock.run_held([](const std::stop_token&) { return 0; });
+    return acquire_outcome::interrupted;
+  }
   if (failed) std::rethrow_exception(failed);
   if (!got) return acquire_outcome::not_obtained;
   code = lock.run_held(body);
@@ -254,7 +261,7 @@ acquire_outcome acquire(run_lock& lock, const locked_body& body, signal_inbox& s
   };
   if (stopped(0ms)) return acquire_outcome::interrupted;
   if (o.nonblock) return attempt() ? acquire_outcome::ran : acquire_outcome::not_obtained;
-  if (lock.queues()) return wait_in_queue(lock, body, signals, o, code);
+  if (lock.queues()) return wait_in_queue(lock, body, signals, o, stop_signal, code);
 
   std::minstd_rand jitter(std::random_device{}());
   std::chrono::milliseconds delay = 5ms;

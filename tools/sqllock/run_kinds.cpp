@@ -101,7 +101,9 @@ class queued_run_lock final : public held_run_lock<Lock> {
  public:
   using held_run_lock<Lock>::held_run_lock;
   bool queues() const noexcept override { return true; }
-  bool wait_turn(std::chrono::steady_clock::time_point deadline) override { return this->lock_.wait_turn(deadline); }
+  bool wait_turn(std::chrono::steady_clock::time_point deadline, std::stop_token stop) override {
+    return this->lock_.wait_turn(deadline, std::move(stop));
+  }
 };
 
 // One permit of a semaphore, with the lock interface held_run_lock uses.
@@ -143,21 +145,16 @@ class queue_place {
     }
     return lock_.try_lock();
   }
-  // Waits until `deadline` (time_point::max(): as long as it takes); false when it passed first.
-  bool wait_turn(std::chrono::steady_clock::time_point deadline) {
+  // Waits until `deadline` (time_point::max(): as long as it takes) or a stop on `stop`; false
+  // when either came first (the place is given back).
+  bool wait_turn(std::chrono::steady_clock::time_point deadline, std::stop_token stop) {
     const bool forever = deadline == std::chrono::steady_clock::time_point::max();
     if constexpr (has_modes) {
-      if (shared_ && forever) {
-        lock_.lock_shared();
-        return true;
-      }
-      if (shared_) return lock_.try_lock_shared_until(deadline);
+      if (shared_ && forever) return lock_.lock_shared(std::move(stop));
+      if (shared_) return lock_.try_lock_shared_until(deadline, std::move(stop));
     }
-    if (forever) {
-      lock_.lock();
-      return true;
-    }
-    return lock_.try_lock_until(deadline);
+    if (forever) return lock_.lock(std::move(stop));
+    return lock_.try_lock_until(deadline, std::move(stop));
   }
   std::stop_token lost_token() const { return lock_.lost_token(); }
   bool holds() const noexcept {
@@ -268,7 +265,7 @@ Options leased_options(const run_lock_settings& s) {
 
 }  // namespace
 
-bool run_lock::wait_turn(std::chrono::steady_clock::time_point) {
+bool run_lock::wait_turn(std::chrono::steady_clock::time_point, std::stop_token) {
   throw std::logic_error("wait_turn() on a lock kind that does not queue");
 }
 

@@ -42,11 +42,12 @@ class run_lock {
   // back, so they wait with wait_turn, not by repeating try_run.
   virtual bool queues() const noexcept { return false; }
   // queues() kinds: waits for the lock until `deadline` (time_point::max(): as long as it takes)
-  // keeping its place in the queue, and says whether it got it; then run_held must follow.
-  // Blocks the calling thread and cannot be interrupted; any thread may call run_held afterwards.
-  // Throws sqllock errors; the other kinds throw std::logic_error. (A time_point, not an optional
-  // one: GCC 12 at -Os reports a false -Wmaybe-uninitialized for std::optional<time_point>.)
-  virtual bool wait_turn(std::chrono::steady_clock::time_point deadline);
+  // or a stop on `stop`, keeping its place in the queue meanwhile, and says whether it got it;
+  // then run_held must follow. A stop ends the wait at once and gives the place back. Any thread
+  // may call run_held afterwards. Throws sqllock errors; the other kinds throw std::logic_error.
+  // (A time_point, not an optional one: GCC 12 at -Os reports a false -Wmaybe-uninitialized for
+  // std::optional<time_point>.)
+  virtual bool wait_turn(std::chrono::steady_clock::time_point deadline, std::stop_token stop);
   // Runs body under the lock wait_turn obtained, releases it and returns as try_run does.
   virtual int run_held(const locked_body& body);
 
