@@ -56,9 +56,11 @@ if [[ "$with_servers" != 0 ]]; then
   # Galera cluster (galera-4 is the wsrep provider; new nodes copy their data by rsync SST, whose
   # script needs rsync and iproute2's `ss`; mariadb-backup is the other SST method's tool).
   packages+=(pg-auto-failover-cli postgresql-15-auto-failover galera-4 mariadb-backup rsync iproute2)
-  # The fuzz targets the test command runs (fuzz/, scripts/fuzz.sh) need clang and its libFuzzer
-  # runtime (libclang_rt.fuzzer), which Debian ships in libclang-rt-14-dev.
-  packages+=(clang-14 libclang-rt-14-dev)
+  # The fuzz targets the test command runs (fuzz/, scripts/fuzz.sh) and the sanitizer tree need
+  # clang and its runtimes (libclang_rt.fuzzer, .asan, .ubsan), which Debian ships in
+  # libclang-rt-14-dev; llvm-14 has llvm-symbolizer, without which Clang's sanitizers print bare
+  # addresses and scripts/lsan.supp (which names functions) matches nothing.
+  packages+=(clang-14 libclang-rt-14-dev llvm-14)
   # The test command's format check (scripts/check-format.sh, .clang-format).
   packages+=(clang-format-14)
 fi
