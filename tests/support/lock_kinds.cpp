@@ -352,16 +352,21 @@ void add_object_entry_points(lock_kind& k) {
   };
 }
 
+// What the leased lock objects an owner holds (table_lock, multi_lock, fair_lock, rw_lock) can do.
+lock_capabilities owned_lease_capabilities() {
+  return {.object = true,
+          .owner_keyed = true,
+          .reentrant = true,
+          .fenced = true,
+          .leased = true,
+          .loss_signal = true,
+          .stoppable = true};
+}
+
 lock_kind table_kind() {
   lock_kind k;
   k.name = "table_lock";
-  k.can = {.object = true,
-           .owner_keyed = true,
-           .reentrant = true,
-           .fenced = true,
-           .leased = true,
-           .loss_signal = true,
-           .stoppable = true};
+  k.can = owned_lease_capabilities();
   add_object_entry_points<table_lock, table_lock_options>(k);
   k.shown_held = [](const database& observer, const std::string& name) {
     return first_field(sql(observer, "SELECT COUNT(*) FROM " + observer.table() + " WHERE resource = $1", {name})) !=
@@ -380,11 +385,8 @@ lock_kind table_kind() {
 lock_kind queue_kind_of(std::string kind_name, char kind) {
   lock_kind k;
   k.name = std::move(kind_name);
-  // clang-format 14 would put each designated initializer on a line of its own.
-  // clang-format off
-  k.can = {.object = true, .owner_keyed = true, .reentrant = true, .shared = kind == 'R', .fenced = true,
-           .leased = true, .loss_signal = true, .stoppable = true};
-  // clang-format on
+  k.can = owned_lease_capabilities();
+  k.can.shared = kind == 'R';
   if (kind == 'F')
     add_object_entry_points<fair_lock, fair_lock_options>(k);
   else
@@ -450,13 +452,7 @@ multi_lock_options multi_options(const lock_settings& s) {
 lock_kind multi_kind() {
   lock_kind k;
   k.name = "multi_lock";
-  k.can = {.object = true,
-           .owner_keyed = true,
-           .reentrant = true,
-           .fenced = true,
-           .leased = true,
-           .loss_signal = true,
-           .stoppable = true};
+  k.can = owned_lease_capabilities();
   k.take = [](const database& db, const std::string& name, lock_wait wait) {
     multi_lock_options o;
     o.owner = next_owner();
