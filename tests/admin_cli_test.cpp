@@ -19,6 +19,7 @@
 #include "support/lock_fixture.hpp"
 #include "support/lock_rows.hpp"
 #include "support/program.hpp"
+#include "support/temp_dir.hpp"
 
 namespace sqllock::test {
 namespace {

@@ -15,6 +15,7 @@
 #include "support/lock_fixture.hpp"
 #include "support/program.hpp"
 #include "support/session_lock_fixture.hpp"
+#include "support/temp_dir.hpp"
 
 namespace sqllock::test {
 namespace {

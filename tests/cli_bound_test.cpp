@@ -10,6 +10,7 @@
 #include "support/lock_fixture.hpp"
 #include "support/program.hpp"
 #include "support/tcp_proxy.hpp"
+#include "support/temp_dir.hpp"
 #include "support/time_scale.hpp"
 
 namespace sqllock::test {

@@ -21,6 +21,7 @@
 #include "support/fresh_database.hpp"
 #include "support/program.hpp"
 #include "support/tcp_proxy.hpp"
+#include "support/temp_dir.hpp"
 #include "support/test_env.hpp"
 #include "support/time_scale.hpp"
 

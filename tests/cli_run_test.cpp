@@ -25,6 +25,7 @@
 #include "support/client_sessions.hpp"
 #include "support/dead_port.hpp"
 #include "support/fresh_database.hpp"
+#include "support/temp_dir.hpp"
 #include "support/test_env.hpp"
 #include "support/time_scale.hpp"
 
@@ -156,13 +157,6 @@ int run_cli(const std::vector<std::string>& args, const fs::path& dir, std::stri
   return code;
 }
 
-// A fresh directory for the files the commands write.
-fs::path make_temp_dir() {
-  std::string templ = (fs::temp_directory_path() / "sqllock-cli-XXXXXX").string();
-  if (!::mkdtemp(templ.data())) throw std::runtime_error("mkdtemp failed");
-  return templ;
-}
-
 // A shell snippet that waits (up to 60 s) until `file` exists.
 std::string wait_for_file_sh(const fs::path& file) {
   return "i=0; while [ ! -e '" + file.string() + "' ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done";
@@ -209,7 +203,7 @@ class CliRunTest : public ::testing::TestWithParam<target> {
       if (servers_required()) FAIL() << "test server for " << GetParam().name << " not configured";
       GTEST_SKIP() << "test server not configured";
     }
-    dir_ = make_temp_dir();
+    dir_ = make_temp_dir("sqllock-cli");
     table_ = unique_name("cli");
     std::string err;
     ASSERT_EQ(run_cli({"migrate", "--db", GetParam().owner_uri, "--table", table_}, dir_, &err), 0) << err;
@@ -519,7 +513,7 @@ class CliRunKindTest : public ::testing::TestWithParam<kind_case> {
  protected:
   void SetUp() override {
     SQLLOCK_REQUIRE_SERVER(GetParam().db.uri);
-    dir_ = make_temp_dir();
+    dir_ = make_temp_dir("sqllock-cli");
     table_ = unique_name("clik");
     lock_ = unique_name(GetParam().kind);  // advisory and named locks are server-wide
     std::string err;
@@ -741,7 +735,7 @@ class CliRunUnsupportedKindTest : public ::testing::TestWithParam<kind_case> {};
 
 TEST_P(CliRunUnsupportedKindTest, Exits2WithAMessage) {
   SQLLOCK_REQUIRE_SERVER(GetParam().db.uri);
-  const auto dir = make_temp_dir();
+  const auto dir = make_temp_dir("sqllock-cli");
   std::string err;
   EXPECT_EQ(run_cli({"run", "--kind", GetParam().kind, "--db", GetParam().db.uri, "--lock", "x", "--", "touch",
                      (dir / "ran").string()},
@@ -759,7 +753,7 @@ INSTANTIATE_TEST_SUITE_P(Kinds, CliRunUnsupportedKindTest, ::testing::ValuesIn(k
 class CliRunSqliteTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = make_temp_dir();
+    dir_ = make_temp_dir("sqllock-cli");
     uri_ = "sqlite://" + (dir_ / "locks.db").string();
     std::string err;
     ASSERT_EQ(run_cli({"migrate", "--db", uri_}, dir_, &err), 0) << err;
@@ -881,7 +875,7 @@ TEST_F(CliRunSqliteTest, LostLockKillsACommandThatIgnoresSigterm) {
 }
 
 TEST(CliHelpTest, RunIsListedAndDocumented) {
-  const auto dir = make_temp_dir();
+  const auto dir = make_temp_dir("sqllock-cli");
   cli_process top({"--help"}, dir);
   EXPECT_EQ(top.wait(), 0);
   EXPECT_NE(top.out().find("  run "), std::string::npos) << top.out();

@@ -38,6 +38,7 @@
 #include "support/fresh_database.hpp"
 #include "support/processes.hpp"
 #include "support/program.hpp"
+#include "support/temp_dir.hpp"
 #include "support/test_env.hpp"
 #include "support/time_scale.hpp"
 

@@ -7,6 +7,7 @@
 #include "support/json.hpp"
 #include "support/lock_fixture.hpp"
 #include "support/program.hpp"
+#include "support/temp_dir.hpp"
 
 namespace sqllock::test {
 namespace {

@@ -35,6 +35,7 @@
 #include "support/lockable.hpp"
 #include "support/processes.hpp"
 #include "support/program.hpp"
+#include "support/temp_dir.hpp"
 #include "support/time_scale.hpp"
 
 namespace sqllock::test {

@@ -33,6 +33,7 @@
 #include "support/fresh_database.hpp"
 #include "support/processes.hpp"
 #include "support/program.hpp"
+#include "support/temp_dir.hpp"
 #include "support/test_env.hpp"
 
 namespace sqllock::test {

@@ -15,6 +15,7 @@
 #include "sqllock/table_lock.hpp"
 #include "support/lock_fixture.hpp"
 #include "support/program.hpp"
+#include "support/temp_dir.hpp"
 
 namespace sqllock::test {
 namespace {

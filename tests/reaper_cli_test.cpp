@@ -16,6 +16,7 @@
 #include "support/lock_rows.hpp"
 #include "support/log_events.hpp"
 #include "support/program.hpp"
+#include "support/temp_dir.hpp"
 #include "support/time_scale.hpp"
 
 namespace sqllock::test {

@@ -9,6 +9,7 @@
 #include "support/log_events.hpp"
 #include "support/program.hpp"
 #include "support/server_control.hpp"
+#include "support/temp_dir.hpp"
 #include "support/time_scale.hpp"
 
 namespace sqllock::test {

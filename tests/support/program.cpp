@@ -53,12 +53,6 @@ std::string read_text(const std::filesystem::path& p) {
   return s.str();
 }
 
-std::filesystem::path make_temp_dir(const std::string& prefix) {
-  std::string templ = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
-  if (!::mkdtemp(templ.data())) std::abort();
-  return templ;
-}
-
 program::program(const std::vector<std::string>& args, const std::filesystem::path& dir,
                  const std::map<std::string, std::string>& env) {
   static int counter = 0;

@@ -60,7 +60,4 @@ run_result run_program(const std::vector<std::string>& argv, const std::filesyst
                        const std::map<std::string, std::string>& env = {},
                        std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
-// A new empty directory under the system's temporary directory.
-std::filesystem::path make_temp_dir(const std::string& prefix);
-
 }  // namespace sqllock::test

@@ -1,13 +1,12 @@
 #include "support/test_env.hpp"
 
-#include <unistd.h>
+#include "support/temp_dir.hpp"
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <string_view>
-#include <system_error>
 #include <vector>
 
 namespace sqllock::test {
@@ -49,25 +48,7 @@ std::optional<std::string> postgres_runtime_uri() { return lookup("SQLLOCK_TEST_
 std::optional<std::string> mysql_runtime_uri() { return lookup("SQLLOCK_TEST_MYSQL_RUNTIME_URI"); }
 std::optional<std::string> test_setting(const std::string& key) { return lookup(key.c_str()); }
 
-// The temporary directories sqlite_uri() made, removed when the process that made them exits
-// (forked test children leave through _exit and remove nothing).
-struct temp_dirs {
-  std::vector<std::string> paths;
-  pid_t owner = ::getpid();
-  ~temp_dirs() {
-    if (::getpid() != owner) return;
-    std::error_code ignored;
-    for (const auto& p : paths) std::filesystem::remove_all(p, ignored);
-  }
-};
-
-std::string sqlite_uri() {
-  static temp_dirs made;
-  std::string templ = (std::filesystem::temp_directory_path() / "sqllock-test-XXXXXX").string();
-  if (!::mkdtemp(templ.data())) std::abort();
-  made.paths.push_back(templ);
-  return "sqlite://" + templ + "/locks.db";
-}
+std::string sqlite_uri() { return "sqlite://" + (make_temp_dir("sqllock-test") / "locks.db").string(); }
 
 bool servers_required() {
   auto truthy = [](const char* v) { return v && *v && std::string_view(v) != "0" && std::string_view(v) != "false"; };
