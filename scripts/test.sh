@@ -16,8 +16,7 @@
 #      unformatted code.
 # --full runs ctest preset `full` in step 2 instead (every test: the HA clusters too, fault runs of
 # 20 s with a fault every 1.5 s), and beside it, at the lowest CPU priority, builds presets
-# `relwithdebinfo` (for /usr, -Werror, no tests) and `minsizerel` (-Werror, no tests, the
-# benchmarks); then:
+# `relwithdebinfo` (for /usr, -Werror, no tests) and `minsizerel` (-Werror, no tests); then:
 #   3. preset `asan` (AddressSanitizer + UndefinedBehaviorSanitizer, Clang, Debug, -Werror,
 #      build/asan) is built while the Debian packages are made from the RelWithDebInfo tree and
 #      installed into a clean Debian root (scripts/check-packages.sh; SQLLOCK_TEST_PACKAGES=0 leaves
