@@ -221,15 +221,18 @@ TEST_P(QueueLockTest, AReaderWhosePlaceIsForceReleasedQueuesAgainAtTheBack) {
 }
 
 TEST_P(QueueLockTest, AKilledWaiterDropsOutWithinItsLease) {
-  auto db = open();
-  fair_lock holder(db, "dead");
-  holder.lock();
+  // The child is forked before this process holds anything, so before the handle's renewal
+  // threads exist: a fork while one of them holds a lock (a client library's, the allocator's)
+  // leaves that lock held for ever in the child, which then never queues.
   process_group group;
   const pid_t child = group.spawn([&]() -> int {
     fair_lock mine(open(), "dead", fair_ttl(500ms));
     mine.lock();  // never returns: killed while it waits
     return 3;
   });
+  auto db = open();
+  fair_lock holder(db, "dead");
+  holder.lock();
   group.start();
   ASSERT_TRUE(await_entries(db, "dead", 'F', 2));
   ::kill(child, SIGKILL);
