@@ -265,7 +265,7 @@ TEST_P(TableLockTest, ReleaseMatchesOwnerAndFenceInTheDatabase) {
 // a lease in time — while the row, in this test, lives on (a renewal whose reply came too late).
 void declare_lost(const database& db, const std::string& name) {
   auto& registry = detail::database_access::impl(db).registry();
-  auto slot = registry.pin(name, registry.session() + "/t:" + detail::current_thread_text());
+  auto slot = registry.pin(name, registry.session() + "/t:" + detail::current_thread_text(), detail::lock_rows_store());
   registry.mark_lost(*slot);
   registry.unpin(slot);
 }

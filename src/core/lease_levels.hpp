@@ -18,12 +18,6 @@
 
 namespace sqllock::detail {
 
-// What one owner's levels live on: a lease slot, and the hold on it they belong to.
-struct lease_hold {
-  std::shared_ptr<lease_slot> slot;
-  std::uint64_t generation = 0;
-};
-
 class lease_levels {
  public:
   using entry = owner_levels<lease_hold>::entry;

@@ -4,8 +4,6 @@
 #include <set>
 
 #include "core/database_impl.hpp"
-#include "core/permit_store.hpp"
-#include "core/queue_store.hpp"
 #include "dialect/renewal_sql.hpp"
 #include "common/identity.hpp"
 #include "sqllock/error.hpp"
@@ -20,6 +18,16 @@ steady::time_point renew_due(const lease_slot& s) { return s.confirmed_at + s.le
 bool live(const lease_slot& s) { return s.depth > 0 && !s.loss.fired(); }
 
 }  // namespace
+
+std::int64_t fence_of(const hold_view& v, const std::string& what) {
+  if (!v.held) throw not_held("fence(): " + what + " is not held by the caller");
+  return v.fence;
+}
+
+std::stop_token lost_token_of(const hold_view& v, const std::string& what) {
+  if (v.depth == 0) throw not_held("lost_token(): " + what + " is not held by the caller");
+  return v.stop;
+}
 
 lease_registry::lease_registry(database_impl& db) : db_(db), clock_(db.time()), session_(random_token()) {}
 
@@ -39,9 +47,9 @@ void lease_registry::start_threads() {
 }
 
 std::shared_ptr<lease_slot> lease_registry::pin(const std::string& resource, const std::string& owner,
-                                                lease_store store) {
+                                                const lease_store& store) {
   std::lock_guard lock(mu_);
-  auto& slot = slots_[key(store, resource, owner)];
+  auto& slot = slots_[key(&store, resource, owner)];
   if (!slot) slot = std::make_shared<lease_slot>(store, resource, owner);
   ++slot->pins;
   return slot;
@@ -50,7 +58,7 @@ std::shared_ptr<lease_slot> lease_registry::pin(const std::string& resource, con
 void lease_registry::unpin(const std::shared_ptr<lease_slot>& slot) {
   std::lock_guard lock(mu_);
   if (--slot->pins == 0 && slot->telling == 0 && (slot->depth == 0 || slot->loss.fired()))
-    slots_.erase(key(slot->store, slot->resource, slot->owner));
+    slots_.erase(key(&slot->store, slot->resource, slot->owner));
 }
 
 std::uint64_t lease_registry::record_acquired(lease_slot& slot, const acquired& got, std::chrono::milliseconds lease,
@@ -184,26 +192,11 @@ std::vector<held_lease> lease_registry::renew_stores(unsigned tables) {
   for (const auto& step : *steps) {
     auto res = run_lease_statement(*conn, db_.dialect(), step.statement, params);
     if (!step.readback.empty()) res = run_lease_statement(*conn, db_.dialect(), step.readback, params);
-    auto rows = read_held_leases(res, step.tag ? lease_store_of_tag(step.tag) : lease_store::lock, step.tag == 0);
+    auto rows = read_held_leases(res, step.tag ? &lease_store_of_tag(step.tag) : nullptr);
     held.insert(held.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
   }
   return held;
 }
-
-namespace {
-
-// The renewal_table bit of a store.
-unsigned table_of(lease_store store) {
-  switch (store) {
-    case lease_store::lock: return renew_locks;
-    case lease_store::permit: return renew_permits;
-    case lease_store::fair:
-    case lease_store::rw: return renew_queue;
-  }
-  return renew_locks;
-}
-
-}  // namespace
 
 lease_registry::telling_batch lease_registry::renew_once() {
   const auto sent = clock_.now();
@@ -213,7 +206,7 @@ lease_registry::telling_batch lease_registry::renew_once() {
     orphan_held_back_ = false;
     for (const auto& [k, s] : slots_) {
       if (s->depth == 0 || s->loss.fired() || !s->auto_renew) continue;
-      tables |= table_of(s->store);
+      tables |= s->store.renewal_table();
     }
   }
   std::vector<held_lease> held;
@@ -225,7 +218,7 @@ lease_registry::telling_batch lease_registry::renew_once() {
     retry_at_ = clock_.now() + std::chrono::milliseconds(200);
     return {};
   }
-  std::set<std::tuple<lease_store, std::string, std::string, std::int64_t>> confirmed;
+  std::set<std::tuple<const lease_store*, std::string, std::string, std::int64_t>> confirmed;
   for (auto& h : held) confirmed.emplace(h.store, std::move(h.resource), std::move(h.owner), h.fence);
 
   telling_batch lost;
@@ -238,7 +231,7 @@ lease_registry::telling_batch lease_registry::renew_once() {
       if (s->depth == 0 || s->loss.fired() || s->releasing || !s->auto_renew || s->recorded_at >= sent) continue;
       // A confirmation that arrives after the deadline (before the deadline thread woke) comes too
       // late as well: holds() has said false already, and must not say true again.
-      if (s->deadline() > now && confirmed.count({s->store, s->resource, s->owner, s->fence}))
+      if (s->deadline() > now && confirmed.count({&s->store, s->resource, s->owner, s->fence}))
         s->confirmed_at = sent;
       else
         fire_into(lost, s);
@@ -260,21 +253,7 @@ lease_registry::telling_batch lease_registry::renew_once() {
   for (const auto& o : orphans) {
     try {
       auto conn = db_.borrow();
-      switch (o.store) {
-        case lease_store::permit: {
-          const auto sql = permit_statements(db_.dialect(), db_.options().table);
-          permit_store(*conn, *sql, db_.sql().wakeup_channel).release(o.resource, o.owner, o.fence);
-          break;
-        }
-        case lease_store::fair:
-        case lease_store::rw: {
-          const auto sql = queue_statements(db_.dialect(), db_.options().table);
-          queue_store(*conn, *sql, db_.sql().wakeup_channel)
-              .leave(o.resource, o.store == lease_store::fair ? queue_kind::fair : queue_kind::rw, o.fence, o.owner);
-          break;
-        }
-        case lease_store::lock: table_store(*conn, db_.sql()).release(o.resource, o.owner, o.fence, 1); break;
-      }
+      o.store->end_orphan(db_, *conn, o);
     } catch (const std::exception&) {  // its lease runs out on its own
     }
   }
@@ -288,7 +267,7 @@ void lease_registry::run_lost(telling_batch& batch, std::unique_lock<std::mutex>
   lock.lock();
   for (const auto& s : batch.slots) {
     --s->telling;
-    if (s->telling == 0 && s->pins == 0) slots_.erase(key(s->store, s->resource, s->owner));
+    if (s->telling == 0 && s->pins == 0) slots_.erase(key(&s->store, s->resource, s->owner));
   }
   if (orphan_held_back_ && !telling()) changed_.notify_all();
 }

@@ -31,6 +31,7 @@
 
 #include "core/clock.hpp"
 #include "core/loss_signal.hpp"
+#include "core/lease_store.hpp"
 #include "core/table_store.hpp"
 
 namespace sqllock::detail {
@@ -50,8 +51,9 @@ inline steady::time_point lease_deadline(steady::time_point sent, std::chrono::m
 }
 
 struct lease_slot {
-  lease_slot(lease_store st, std::string r, std::string o) : store(st), resource(std::move(r)), owner(std::move(o)) {}
-  const lease_store store;  // the table the hold's row is in
+  lease_slot(const lease_store& st, std::string r, std::string o)
+      : store(st), resource(std::move(r)), owner(std::move(o)) {}
+  const lease_store& store;  // the kind of row the hold is
   const std::string resource;
   const std::string owner;
   // Serialises this owner's acquire and release round trips, so depth and the row agree even
@@ -84,6 +86,13 @@ struct lease_slot {
   loss_signal loss;
 };
 
+// One hold on a slot: the slot, and the generation of the hold (a later hold on the same slot has
+// another). What a lock object's levels, or one name of a multi_lock's hold, live on.
+struct lease_hold {
+  std::shared_ptr<lease_slot> slot;
+  std::uint64_t generation = 0;
+};
+
 // A consistent copy of a slot's state.
 struct hold_view {
   bool held = false;    // depth > 0, not lost and not queued
@@ -94,6 +103,14 @@ struct hold_view {
   steady::time_point deadline;
   std::stop_token stop;
 };
+
+// What every leased lock object answers about the caller's hold from its view (`what` names the
+// lock in messages, e.g. "lock 'jobs'"): whether it holds now (held, and before the local
+// deadline), its fence (while held), and the token of its loss (while there is a hold, lost or
+// not). fence_of and lost_token_of throw not_held otherwise.
+inline bool holds_now(const hold_view& v, steady::time_point now) noexcept { return v.held && now < v.deadline; }
+std::int64_t fence_of(const hold_view& v, const std::string& what);
+std::stop_token lost_token_of(const hold_view& v, const std::string& what);
 
 class lease_registry {
  public:
@@ -107,8 +124,7 @@ class lease_registry {
 
   // The slot for (store, resource, owner), created on demand and kept until unpinned and not held
   // (a lost hold counts as not held: its row, if still there, is deleted as an orphan).
-  std::shared_ptr<lease_slot> pin(const std::string& resource, const std::string& owner,
-                                  lease_store store = lease_store::lock);
+  std::shared_ptr<lease_slot> pin(const std::string& resource, const std::string& owner, const lease_store& store);
   void unpin(const std::shared_ptr<lease_slot>& slot);
 
   // Records an acquisition whose statement was sent at `sent`. A fence other than the slot's
@@ -136,7 +152,7 @@ class lease_registry {
   hold_view view(const lease_slot& slot) const;
 
  private:
-  using key = std::tuple<lease_store, std::string, std::string>;
+  using key = std::tuple<const lease_store*, std::string, std::string>;
   // Losses being told: the callbacks to run and the slots they belong to (each slot's `telling`
   // counted up until they have run).
   struct telling_batch {

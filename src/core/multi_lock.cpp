@@ -12,6 +12,7 @@
 #include "common/lock_name.hpp"
 #include "core/clock.hpp"
 #include "core/database_impl.hpp"
+#include "core/lease_grant.hpp"
 #include "core/multi_store.hpp"
 #include "core/ownership.hpp"
 #include "core/retry_wait.hpp"
@@ -21,12 +22,6 @@
 namespace sqllock {
 namespace detail {
 namespace {
-
-// One name's part of a hold: its lease slot, and the hold on it the part belongs to.
-struct lease_hold {
-  std::shared_ptr<lease_slot> slot;
-  std::uint64_t generation = 0;
-};
 
 bool same_parts(const std::vector<lease_hold>& a, const std::vector<lease_hold>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const lease_hold& x, const lease_hold& y) {
@@ -124,7 +119,7 @@ class multi_lock_state {
     slots.reserve(names_.size());
     pinned.reserve(names_.size());
     for (const auto& name : names_) {
-      slots.push_back(registry.pin(name, owner));
+      slots.push_back(registry.pin(name, owner, lock_rows_store()));
       pinned.push_back(std::make_unique<scoped_pin>(registry, slots.back()));
     }
     // This owner's acquires and releases of a name take turns (lease_slot::op); a multi_lock
@@ -137,29 +132,25 @@ class multi_lock_state {
       auto conn = impl_.borrow();
       multi_store store(conn, impl_.sql(), *sql_);
       const multi_request request{names_, owner, registry.session(), options_.ttl, options_.auto_renew};
-      // One attempt. A grant that comes back past its lease deadline may already have run
-      // out and been taken over: it is undone and reported as no grant (table_lock's rule).
-      const auto acquire_in_time = [&] {
-        sent = impl_.time().now();  // the server reads its clock for the leases after this
-        auto got = store.acquire(request);
-        if (got && impl_.time().now() >= lease_deadline(sent, options_.ttl)) {
-          give_back(*conn, owner, *got, std::vector<bool>(names_.size()), slots);
-          got.reset();
-        }
-        return got;
+      // One attempt; a late grant is given back whole, by owner and fence (lease_grant.hpp).
+      const auto acquire_once = [&] {
+        return acquire_in_time(
+            registry, slots, impl_.time(), options_.ttl, sent, [&] { return store.acquire(request); },
+            [&](const std::vector<acquired>& got) {
+              give_back(*conn, owner, got, std::vector<bool>(names_.size()), slots);
+            });
       };
-      taken = acquire_in_time();
+      taken = acquire_once();
       if (taken) {
-        // A name re-entered on a live row of ours that no hold of ours stands behind (its hold
-        // was declared lost while the row lived on): its count is not ours to build on. Give the
-        // whole grant back, deleting such rows by owner and fence, and try once more afresh.
+        // A name re-entered a lost hold's row (lease_grant.hpp): give the whole grant back,
+        // deleting such rows by owner and fence, and try once more afresh.
         std::vector<bool> stale(names_.size());
         bool any_stale = false;
         for (std::size_t i = 0; i < names_.size(); ++i)
-          if ((*taken)[i].count > 1 && !registry.view(*slots[i]).held) stale[i] = any_stale = true;
+          if (reentered_a_lost_hold(registry, *slots[i], (*taken)[i])) stale[i] = any_stale = true;
         if (any_stale) {
           give_back(*conn, owner, *taken, stale, slots);
-          taken = acquire_in_time();
+          taken = acquire_once();
         }
       }
       if (!taken) return false;
@@ -176,8 +167,9 @@ class multi_lock_state {
                                                           : std::make_shared<joined_loss>(hold.parts, registry);
     const auto recorded = levels_.add(owner, hold, 0, same_hold);
     if (recorded.is_new)
-      for (const auto& name : names_) registry.pin(name, owner);  // the object keeps the slots while it holds them
-    if (recorded.replaced) {                                      // an earlier hold of ours here was lost
+      for (const auto& name : names_)
+        registry.pin(name, owner, lock_rows_store());  // the object keeps the slots while it holds them
+    if (recorded.replaced) {                           // an earlier hold of ours here was lost
       forget_levels(owner, *current, hold);
       let_go(*recorded.replaced);
     }

@@ -3,8 +3,10 @@
 #include <random>
 #include <set>
 
+#include "core/database_impl.hpp"
 #include "core/field_value.hpp"
 #include "core/holder_values.hpp"
+#include "dialect/renewal_sql.hpp"
 
 namespace sqllock::detail {
 namespace {
@@ -87,5 +89,22 @@ bool permit_store::release(const std::string& resource, const std::string& owner
   const auto res = run(sql_.release, std::span(params, channel_.empty() ? 3 : 4));
   return !res.rows.empty() || res.affected > 0;
 }
+
+namespace {
+
+class permit_rows final : public lease_store {
+ public:
+  constexpr permit_rows() noexcept : lease_store(renew_permits, 'p') {}
+  void end_orphan(database_impl& db, connection& conn, const held_lease& row) const override {
+    const auto sql = permit_statements(db.dialect(), db.options().table);
+    permit_store(conn, *sql, db.sql().wakeup_channel).release(row.resource, row.owner, row.fence);
+  }
+};
+
+constinit const permit_rows kPermitRows;
+
+}  // namespace
+
+const lease_store& permit_rows_store() { return kPermitRows; }
 
 }  // namespace sqllock::detail

@@ -50,8 +50,8 @@ class queue_lock_state {
  public:
   queue_lock_state(const database& db, std::string_view name, queue_kind kind, queue_lock_settings settings)
       : db_(db), impl_(database_access::impl(db)), name_(checked(std::string(name), settings.ttl)), kind_(kind),
-        store_(kind == queue_kind::fair ? lease_store::fair : lease_store::rw),
-        sql_(queue_statements(impl_.dialect(), impl_.options().table)), settings_(std::move(settings)),
+        store_(queue_entries_store(kind)), sql_(queue_statements(impl_.dialect(), impl_.options().table)),
+        settings_(std::move(settings)),
         who_(kind == queue_kind::fair ? "fair_lock_options" : "rw_lock_options",
              (kind == queue_kind::fair ? "fair lock '" : "read-write lock '") + name_ + "'", settings_.owner,
              settings_.on_unlock_error),
@@ -304,7 +304,7 @@ class queue_lock_state {
   database_impl& impl_;
   const std::string name_;
   const queue_kind kind_;
-  const lease_store store_;
+  const lease_store& store_;
   const std::shared_ptr<const queue_sql> sql_;
   const queue_lock_settings settings_;
   const ownership who_;
@@ -313,10 +313,9 @@ class queue_lock_state {
 
 namespace {
 
-bool holds_now(const queue_lock_state& s, bool write_only, bool read_only) noexcept {
+bool holds_mode(const queue_lock_state& s, bool write_only, bool read_only) noexcept {
   try {
-    const auto v = s.current();
-    if (!v.held || s.time().now() >= v.deadline) return false;
+    if (!holds_now(s.current(), s.time().now())) return false;
     if (write_only) return s.levels(true) > 0;
     if (read_only) return s.levels(false) > 0;
     return true;
@@ -331,18 +330,6 @@ std::int64_t levels_of(const queue_lock_state& s, bool write) noexcept {
   } catch (...) {
     return 0;
   }
-}
-
-std::int64_t fence_of(const queue_lock_state& s) {
-  const auto v = s.current();
-  if (!v.held) throw not_held("fence(): " + s.who().what() + " is not held by the caller");
-  return v.fence;
-}
-
-std::stop_token lost_token_of(const queue_lock_state& s) {
-  const auto v = s.current();
-  if (v.depth == 0) throw not_held("lost_token(): " + s.who().what() + " is not held by the caller");
-  return v.stop;
 }
 
 }  // namespace
@@ -364,10 +351,10 @@ void fair_lock::unlock() noexcept {
   state_->who().unlock([&] { release(); });
 }
 void fair_lock::release() { state_->release_as(state_->current_owner(), true); }
-bool fair_lock::holds() const noexcept { return detail::holds_now(*state_, false, false); }
+bool fair_lock::holds() const noexcept { return detail::holds_mode(*state_, false, false); }
 std::int64_t fair_lock::count() const noexcept { return detail::levels_of(*state_, true); }
-std::int64_t fair_lock::fence() const { return detail::fence_of(*state_); }
-std::stop_token fair_lock::lost_token() const { return detail::lost_token_of(*state_); }
+std::int64_t fair_lock::fence() const { return detail::fence_of(state_->current(), state_->who().what()); }
+std::stop_token fair_lock::lost_token() const { return detail::lost_token_of(state_->current(), state_->who().what()); }
 const std::string& fair_lock::name() const noexcept { return state_->name(); }
 
 // ---- rw_lock
@@ -393,12 +380,12 @@ void rw_lock::release_shared() { state_->release_as(state_->current_owner(), fal
 bool rw_lock::try_lock_until_steady(bool shared, std::chrono::steady_clock::time_point deadline, std::stop_token stop) {
   return state_->acquire(!shared, deadline, std::move(stop));
 }
-bool rw_lock::holds() const noexcept { return detail::holds_now(*state_, true, false); }
-bool rw_lock::holds_shared() const noexcept { return detail::holds_now(*state_, false, true); }
+bool rw_lock::holds() const noexcept { return detail::holds_mode(*state_, true, false); }
+bool rw_lock::holds_shared() const noexcept { return detail::holds_mode(*state_, false, true); }
 std::int64_t rw_lock::count() const noexcept { return detail::levels_of(*state_, true); }
 std::int64_t rw_lock::shared_count() const noexcept { return detail::levels_of(*state_, false); }
-std::int64_t rw_lock::fence() const { return detail::fence_of(*state_); }
-std::stop_token rw_lock::lost_token() const { return detail::lost_token_of(*state_); }
+std::int64_t rw_lock::fence() const { return detail::fence_of(state_->current(), state_->who().what()); }
+std::stop_token rw_lock::lost_token() const { return detail::lost_token_of(state_->current(), state_->who().what()); }
 const std::string& rw_lock::name() const noexcept { return state_->name(); }
 
 }  // namespace sqllock

@@ -1,7 +1,9 @@
 #include "core/queue_store.hpp"
 
+#include "core/database_impl.hpp"
 #include "core/field_value.hpp"
 #include "core/holder_values.hpp"
+#include "dialect/renewal_sql.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {
@@ -80,5 +82,27 @@ bool queue_store::leave(const std::string& resource, queue_kind kind, std::int64
   const auto res = run(sql_.leave, std::span(params, channel_.empty() ? 4 : 5));
   return !res.rows.empty() || res.affected > 0;
 }
+
+namespace {
+
+class queue_entries final : public lease_store {
+ public:
+  constexpr explicit queue_entries(queue_kind kind) noexcept
+      : lease_store(renew_queue, static_cast<char>(kind)), kind_(kind) {}
+  void end_orphan(database_impl& db, connection& conn, const held_lease& row) const override {
+    const auto sql = queue_statements(db.dialect(), db.options().table);
+    queue_store(conn, *sql, db.sql().wakeup_channel).leave(row.resource, kind_, row.fence, row.owner);
+  }
+
+ private:
+  const queue_kind kind_;
+};
+
+constinit const queue_entries kFairEntries(queue_kind::fair);
+constinit const queue_entries kRwEntries(queue_kind::rw);
+
+}  // namespace
+
+const lease_store& queue_entries_store(queue_kind kind) { return kind == queue_kind::fair ? kFairEntries : kRwEntries; }
 
 }  // namespace sqllock::detail

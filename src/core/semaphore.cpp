@@ -7,6 +7,7 @@
 
 #include "common/lock_name.hpp"
 #include "core/database_impl.hpp"
+#include "core/lease_grant.hpp"
 #include "core/ownership.hpp"
 #include "core/permit_store.hpp"
 #include "core/retry_wait.hpp"
@@ -146,7 +147,7 @@ class semaphore_state {
     auto& registry = impl.registry();
     const auto& opt = shared_->options;
     const std::string owner = next_permit_owner(registry);
-    auto slot = registry.pin(shared_->name, owner, lease_store::permit);
+    auto slot = registry.pin(shared_->name, owner, permit_rows_store());
     const scoped_pin pinned(registry, slot);
 
     std::lock_guard op(slot->op);
@@ -155,18 +156,17 @@ class semaphore_state {
     {
       auto conn = impl.borrow();
       auto store = shared_->store(*conn);
-      sent = impl.time().now();  // the server reads its clock for the lease after this
-      got = store.acquire({shared_->name, shared_->permits, owner, registry.session(), opt.ttl, opt.auto_renew});
-      // A grant that comes back past its lease deadline may already have run out and
-      // been taken over: it is given back (by owner and fence, so nobody else's) and not reported.
-      if (got && impl.time().now() >= lease_deadline(sent, opt.ttl)) {
-        store.release(shared_->name, owner, got->fence);
-        got.reset();
-      }
+      // One acquire statement; a late grant is given back by owner and fence (lease_grant.hpp).
+      got = acquire_in_time(
+          registry, std::span(&slot, 1), impl.time(), opt.ttl, sent,
+          [&] {
+            return store.acquire({shared_->name, shared_->permits, owner, registry.session(), opt.ttl, opt.auto_renew});
+          },
+          [&](const permit_grant& late) { store.release(shared_->name, owner, late.fence); });
     }
     if (!got) return nullptr;
     const auto generation = registry.record_acquired(*slot, acquired{1, got->fence}, opt.ttl, opt.auto_renew, sent);
-    registry.pin(shared_->name, owner, lease_store::permit);  // the permit keeps the slot while it holds it
+    registry.pin(shared_->name, owner, permit_rows_store());  // the permit keeps the slot while it holds it
     return std::make_unique<permit_state>(shared_, slot, got->slot, generation);
   }
 
@@ -209,8 +209,7 @@ permit::~permit() = default;
 bool permit::holds() const noexcept {
   try {
     if (!state_) return false;
-    const auto v = state_->view();
-    return v.held && state_->time().now() < v.deadline;
+    return detail::holds_now(state_->view(), state_->time().now());
   } catch (...) {
     return false;
   }

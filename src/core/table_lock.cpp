@@ -5,6 +5,7 @@
 #include "common/lock_name.hpp"
 #include "core/clock.hpp"
 #include "core/database_impl.hpp"
+#include "core/lease_grant.hpp"
 #include "core/lease_levels.hpp"
 #include "core/ownership.hpp"
 #include "core/retry_wait.hpp"
@@ -38,7 +39,7 @@ class table_lock_state {
   bool attempt() {
     const std::string owner = current_owner();
     auto& registry = impl_.registry();
-    auto slot = registry.pin(name_, owner);
+    auto slot = registry.pin(name_, owner, lock_rows_store());
     const scoped_pin pinned(registry, slot);
 
     std::lock_guard op(slot->op);
@@ -48,31 +49,17 @@ class table_lock_state {
       auto conn = impl_.borrow();
       table_store store(*conn, impl_.sql());
       const acquire_request request{name_, owner, registry.session(), options_.ttl, options_.auto_renew};
-      // One acquire statement. A grant that comes back past its lease deadline (this
-      // process or the network paused between the server's grant and our reading of it) may
-      // already have run out and been taken over: it is undone — the release matches owner,
-      // fence and count, so it cannot touch anyone else's hold — and reported as no grant.
-      const auto acquire_in_time = [&] {
-        sent = impl_.time().now();  // the server reads its clock for the lease after this
-        auto got = store.acquire(request);
-        if (got && impl_.time().now() >= lease_deadline(sent, options_.ttl)) {
-          try {
-            store.release(name_, owner, got->fence, got->count);
-          } catch (...) {
-            registry.mark_lost(*slot);  // our counts and the row's may now disagree: stop trusting the hold
-            throw;
-          }
-          got.reset();
-        }
-        return got;
+      // One acquire statement; a late grant is undone by owner, fence and count (lease_grant.hpp).
+      const auto acquire_once = [&] {
+        return acquire_in_time(
+            registry, std::span(&slot, 1), impl_.time(), options_.ttl, sent, [&] { return store.acquire(request); },
+            [&](const acquired& got) { store.release(name_, owner, got.fence, got.count); });
       };
-      taken = acquire_in_time();
-      if (taken && taken->count > 1 && !registry.view(*slot).held) {
-        // We re-entered a live row of ours that no hold of ours stands behind (its hold was
-        // declared lost while the row lived on). Its count is not ours to build on: delete it by
-        // owner and fence, and take the lock afresh.
+      taken = acquire_once();
+      if (taken && reentered_a_lost_hold(registry, *slot, *taken)) {
+        // Not ours to build on (lease_grant.hpp): delete the row by owner and fence, take it afresh.
         store.release(name_, owner, taken->fence, 1);
-        taken = acquire_in_time();
+        taken = acquire_once();
       }
       if (!taken) return false;
     }
@@ -147,8 +134,7 @@ void table_lock::release() { state_->release_as(state_->current_owner()); }
 
 bool table_lock::holds() const noexcept {
   try {
-    const auto v = state_->current();
-    return v.held && state_->time().now() < v.deadline;
+    return detail::holds_now(state_->current(), state_->time().now());
   } catch (...) {
     return false;
   }
@@ -162,16 +148,10 @@ std::int64_t table_lock::count() const noexcept {
   }
 }
 
-std::int64_t table_lock::fence() const {
-  const auto v = state_->current();
-  if (!v.held) throw not_held("fence(): lock '" + name() + "' is not held by the caller");
-  return v.fence;
-}
+std::int64_t table_lock::fence() const { return detail::fence_of(state_->current(), state_->who().what()); }
 
 std::stop_token table_lock::lost_token() const {
-  const auto v = state_->current();
-  if (v.depth == 0) throw not_held("lost_token(): lock '" + name() + "' is not held by the caller");
-  return v.stop;
+  return detail::lost_token_of(state_->current(), state_->who().what());
 }
 
 const std::string& table_lock::name() const noexcept { return state_->name(); }

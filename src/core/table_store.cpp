@@ -6,9 +6,11 @@
 #include <thread>
 
 #include "core/backoff.hpp"
+#include "core/database_impl.hpp"
 #include "core/error_translation.hpp"
 #include "core/field_value.hpp"
 #include "core/holder_values.hpp"
+#include "dialect/renewal_sql.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {
@@ -45,26 +47,21 @@ result run_lease_statement(connection& conn, dialect_kind kind, const std::strin
   }
 }
 
-lease_store lease_store_of_tag(char tag) {
-  switch (tag) {
-    case 'l': return lease_store::lock;
-    case 'p': return lease_store::permit;
-    case 'F': return lease_store::fair;
-    case 'R': return lease_store::rw;
-    default: throw backend_error(std::string("a renewal returned a row of an unknown store '") + tag + "'", "", 0);
-  }
-}
+namespace {
 
-std::vector<held_lease> read_held_leases(const result& res, lease_store store, bool store_column) {
-  std::vector<held_lease> out;
-  out.reserve(res.rows.size());
-  for (const auto& r : res.rows) {
-    const auto tag = store_column ? r.at(3).value_or("") : std::string();
-    const auto st = store_column ? lease_store_of_tag(tag.size() == 1 ? tag[0] : '?') : store;
-    out.push_back({r.at(0).value_or(""), r.at(1).value_or(""), field_int64(r.at(2), "fence"), st});
+class lock_rows final : public lease_store {
+ public:
+  constexpr lock_rows() noexcept : lease_store(renew_locks, 'l') {}
+  void end_orphan(database_impl& db, connection& conn, const held_lease& row) const override {
+    table_store(conn, db.sql()).release(row.resource, row.owner, row.fence, 1);
   }
-  return out;
-}
+};
+
+constinit const lock_rows kLockRows;
+
+}  // namespace
+
+const lease_store& lock_rows_store() { return kLockRows; }
 
 result table_store::run(const std::string& sql, std::span<const value> params) {
   return run_lease_statement(conn_, sql_.kind, sql, params);
@@ -114,7 +111,7 @@ std::vector<held_lease> table_store::renew(const std::string& session) {
   const value params[] = {session};
   auto res = run(sql_.renew, params);
   if (sql_.renew_reads_back) res = run(sql_.renew_readback, params);
-  return read_held_leases(res, lease_store::lock);
+  return read_held_leases(res, &kLockRows);
 }
 
 }  // namespace sqllock::detail

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/lease_store.hpp"
 #include "dialect/dialect.hpp"
 #include "driver/connection.hpp"
 
@@ -26,31 +27,14 @@ struct acquired {
   std::int64_t fence;
 };
 
-// The table a lease row lives in: the lock table, the semaphore permits table, or the wait queue
-// (an entry of a fair lock or of a read-write lock: the two kinds of entry of one resource and
-// owner are different rows).
-enum class lease_store { lock, permit, fair, rw };
-
-// The store a renewal row's tag names: 'l' lock row, 'p' permit, 'F' fair-lock entry, 'R'
-// read-write entry (dialect/renewal_sql.hpp). Throws backend_error for any other tag.
-lease_store lease_store_of_tag(char tag);
-
-struct held_lease {
-  std::string resource;
-  std::string owner;
-  std::int64_t fence;
-  lease_store store = lease_store::lock;
-};
-
 // Runs one lease statement (lock rows or permits) alone in autocommit. A deadlock victim is run
 // again (up to 4 times, backing off): the server rolled the statement back whole. Throws
 // outcome_unknown when the connection broke after the statement may have been applied,
 // backend_error (classified, core/error_translation.hpp) / schema_error otherwise.
 result run_lease_statement(connection& conn, dialect_kind kind, const std::string& sql, std::span<const value> params);
 
-// The (resource, owner, fence) rows a renewal statement returned, with a fourth column tagging the
-// store of each (lease_store_of_tag) when `store_column`, else all of `store`.
-std::vector<held_lease> read_held_leases(const result& res, lease_store store, bool store_column = false);
+// The store of lock rows (table_lock, multi_lock): renewed by renewal_table renew_locks, tag 'l'.
+const lease_store& lock_rows_store();
 
 // Statements on one connection. Every function throws outcome_unknown when the connection broke
 // after the statement may have been applied, backend_error / schema_error otherwise.
