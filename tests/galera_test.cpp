@@ -199,18 +199,39 @@ TEST_F(GaleraTest, WhyTheyAreRefusedGetLockAndForUpdateDoNotExcludeAcrossNodes) 
   b.unlock();
   a.unlock();
 
+  // The row exists on both nodes first: were node 2 to create it (REPLACE) while node 1 holds it,
+  // that write's certification would abort node 1's transaction, which is not what is shown here.
+  with_row_lock(n1, "row-node-local", [](row_lock_tx&) {});
+  ASSERT_TRUE(eventually([&] { return row_lock_rows(n2) == 1; }, 10s)) << "node 2 never saw the row";
+
   std::atomic<bool> a_holds{false}, b_done{false};
-  bool b_ran = false;
+  std::string holder_error;  // what node 1's row lock threw, if it did
   std::thread holder([&] {
-    with_row_lock(n1, "row-node-local", [&](row_lock_tx&) {
-      a_holds = true;
-      eventually([&] { return b_done.load(); }, 10s);
-    });
+    try {
+      with_row_lock(n1, "row-node-local", [&](row_lock_tx&) {
+        a_holds = true;
+        eventually([&] { return b_done.load(); }, 10s);
+      });
+    } catch (const std::exception& e) {
+      holder_error = e.what();
+      b_done = true;
+    }
   });
-  ASSERT_TRUE(eventually([&] { return a_holds.load(); }, 10s));
-  b_ran = try_with_row_lock(n2, "row-node-local", [](row_lock_tx&) {});
+  bool b_ran = false;
+  std::string b_error;
+  // Both threads end whatever happens: an assertion returning with `holder` joinable would abort.
+  if (eventually([&] { return a_holds.load() || b_done.load(); }, 10s) && a_holds) {
+    try {
+      b_ran = try_with_row_lock(n2, "row-node-local", [](row_lock_tx&) {});
+    } catch (const std::exception& e) {
+      b_error = e.what();
+    }
+  }
   b_done = true;
   holder.join();
+  ASSERT_EQ(holder_error, "") << "node 1's row lock failed";
+  ASSERT_TRUE(a_holds.load()) << "node 1 never held the row lock";
+  ASSERT_EQ(b_error, "") << "node 2's attempt failed";
   EXPECT_TRUE(b_ran) << "FOR UPDATE excluded across nodes: the refusal may no longer be needed";
 }
 
