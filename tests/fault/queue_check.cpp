@@ -218,6 +218,7 @@ class queue_checker {
     std::int64_t windows = 0, longest = 0, handoff = 0;
     std::map<std::string, std::vector<span>> busy, awaited;
     std::map<std::string, std::vector<std::pair<pid_t, span>>> calls;  // calls and holds, per name
+    std::map<std::string, std::vector<std::pair<pid_t, span>>> waiters;  // acquire calls, per name
     std::map<std::string, std::vector<excuse>> excuses;
     const auto add = [&](std::map<std::string, std::vector<span>>& m, const std::string& res, pid_t pid, span s) {
       for (const auto& x : minus({s}, down(pid))) m[res].push_back(x);
@@ -235,6 +236,7 @@ class queue_checker {
       const std::size_t at = e.type == 'A' ? 2 : e.type == 'G' ? 0 : 1;
       const std::int64_t called = at < e.fields.size() ? std::stoll(e.fields[at]) : e.mono;
       add(awaited, e.resource, e.pid, {called, e.mono});
+      waiters[e.resource].push_back({e.pid, {called, e.mono}});
       if (e.type != 'A') calls[e.resource].push_back({e.pid, {called, e.mono}});
       if (e.type == 'T') excuses[e.resource].push_back({e.mono, e.mono + lease, "acquire error"});
     }
@@ -262,9 +264,10 @@ class queue_checker {
         const std::int64_t until = network_fault(f.kind) ? f.end + lease : std::max(f.start + lease, f.end);
         ex.push_back({f.start, until, f.kind});
       }
-      // While nobody could run (fault/stall_monitor.hpp), no hand-off can be asked of the queue;
-      // it is due a slack after the stall, as after any other excuse.
-      for (const auto& st : ev_.stalls) ex.push_back({st.start, st.end, st.kind});
+      // While nobody could run (fault/stall_monitor.hpp), no hand-off can be asked of the queue.
+      // Nor right after: the statements sent during a stall of d are all answered at its end and
+      // compete for the same cores, so a hand-off is due a slack after end + d, the backlog drained.
+      for (const auto& st : ev_.stalls) ex.push_back({st.start, st.end + (st.end - st.start), st.kind});
       std::sort(ex.begin(), ex.end(), [](const excuse& a, const excuse& b) { return a.at < b.at; });
       const auto free = minus(merged(waits), merged(busy[res]));
       for (const auto& [from, to] : free) {
@@ -292,10 +295,17 @@ class queue_checker {
         }
         if (!stalled_until && to > base + slack) stalled_until = to;
         handoff = std::max(handoff, std::min(to, stalled_until ? stalled_until : to) - std::min(base, to));
-        if (stalled_until)
+        if (stalled_until) {
+          // Who waited then, for the post-mortem: each waiter's call, from when it was made.
+          std::string who;
+          for (const auto& [pid, call] : waiters[res])
+            if (call.first < stalled_until && from < call.second)
+              who += " " + std::to_string(pid) + "@t=" + std::to_string((call.first - t0()) / kMs) + "ms";
           violation("queue-stall", res + " free with live waiters from t=" + std::to_string((from - t0()) / kMs) +
                                        "ms; nobody held " + std::to_string((stalled_until - base) / kMs) +
-                                       " ms after " + why + " (t=" + std::to_string((base - t0()) / kMs) + "ms)");
+                                       " ms after " + why + " (t=" + std::to_string((base - t0()) / kMs) +
+                                       "ms); waiting (pid@call):" + who);
+        }
       }
     }
     std::int64_t sent_before_down = 0;  // places that entered the queue while their process was stopped or dead

@@ -39,6 +39,8 @@
 //                   an enqueue in flight at a kill still commits, a place that no event of the dead
 //                   process announces (metric queue-places-logged-while-down). Paused and killed
 //                   processes neither hold nor wait.
+//                   Also a machine or server stall (fault/stall_monitor.hpp) from its start to its
+//                   end + its length: what was sent during it is answered at once at its end.
 // Metrics: queue-places, queue-places-left-unheld, queue-holds-write / -read,
 // queue-holds-stale-at-first-read, write-overlap-max-us, queue-stall-windows,
 // queue-free-awaited-max-ms, queue-handoff-max-ms (the longest free wait past its excuse),
