@@ -3,7 +3,7 @@
 # so the library needs no files at run time. Runs at build time whenever a .sql file changes.
 set(_dialects postgresql mysql sqlite3)
 set(_body "// Generated from migrations/ by cmake/EmbedMigrations.cmake. Do not edit.\n")
-string(APPEND _body "#include \"core/embedded_migrations.hpp\"\n\nnamespace sqllock::detail {\n\n")
+string(APPEND _body "#include \"core/handle/embedded_migrations.hpp\"\n\nnamespace sqllock::detail {\n\n")
 string(APPEND _body "const std::vector<embedded_migration>& embedded_migrations() {\n")
 string(APPEND _body "  static const std::vector<embedded_migration> all = {\n")
 foreach(_d IN LISTS _dialects)

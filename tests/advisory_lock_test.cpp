@@ -8,7 +8,7 @@
 #include <shared_mutex>
 #include <thread>
 
-#include "core/advisory_protocol.hpp"
+#include "core/session/advisory_protocol.hpp"
 #include "sqllock/advisory_lock.hpp"
 #include "sqllock/error.hpp"
 #include "support/lockable.hpp"

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "common/uri.hpp"
-#include "core/open_session.hpp"
+#include "core/handle/open_session.hpp"
 #include "sqllock/error.hpp"
 #include "support/fresh_database.hpp"
 #include "support/test_env.hpp"

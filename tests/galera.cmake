@@ -1,5 +1,5 @@
 # Galera: named_lock and row locks refuse a multi-node MariaDB Galera cluster, where GET_LOCK and
-# FOR UPDATE are node-local (src/core/galera_guard.*).
+# FOR UPDATE are node-local (src/core/handle/galera_guard.*).
 #
 # galera_unit_test: the verdict, the message and when the server is asked; no server.
 sqllock_add_test(galera_unit_test SOURCES galera_unit_test.cpp)

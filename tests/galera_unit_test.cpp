@@ -1,4 +1,4 @@
-// Unit tests of the Galera guard (src/core/galera_guard.*): the verdict from what a server
+// Unit tests of the Galera guard (src/core/handle/galera_guard.*): the verdict from what a server
 // answers, the refusal message, and when the server is asked (a scripted connection, no server).
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/database_impl.hpp"
-#include "core/galera_guard.hpp"
+#include "core/handle/database_impl.hpp"
+#include "core/handle/galera_guard.hpp"
 #include "common/uri.hpp"
 #include "dialect/galera_sql.hpp"
 #include "sqllock/error.hpp"

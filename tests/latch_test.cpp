@@ -13,7 +13,7 @@
 #include <stop_token>
 #include <thread>
 
-#include "core/database_impl.hpp"
+#include "core/handle/database_impl.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/latch.hpp"
 #include "sqllock/reaper.hpp"

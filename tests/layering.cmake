@@ -12,4 +12,4 @@ endforeach()
 # It must fail for the right reason: the core header is not on the driver's include path (GCC
 # and Clang say so in their own words).
 set_tests_properties(layering.driver.upward_include PROPERTIES
-  PASS_REGULAR_EXPRESSION "core/table_store\\.hpp: No such file or directory;'core/table_store\\.hpp' file not found")
+  PASS_REGULAR_EXPRESSION "core/lease/table_store\\.hpp: No such file or directory;'core/lease/table_store\\.hpp' file not found")

@@ -21,9 +21,9 @@
 
 #include "common/identity.hpp"
 #include "common/uri.hpp"
-#include "core/database_impl.hpp"
-#include "core/lease_registry.hpp"
-#include "core/open_session.hpp"
+#include "core/handle/database_impl.hpp"
+#include "core/lease/lease_registry.hpp"
+#include "core/handle/open_session.hpp"
 #include "dialect/postgresql_keys.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/multi_lock.hpp"

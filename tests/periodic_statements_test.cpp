@@ -1,9 +1,9 @@
 // What the lease watchdog and the PostgreSQL session keepalive send periodically is prepared when
-// a connection opens (core/open_session.hpp), so that their first run on a connection costs one
+// a connection opens (core/handle/open_session.hpp), so that their first run on a connection costs one
 // round trip, not two (over a slow link the second made leases lapse and live sessions look dead).
 #include <string>
 
-#include "core/database_impl.hpp"
+#include "core/handle/database_impl.hpp"
 #include "support/lock_fixture.hpp"
 
 namespace sqllock::test {

@@ -24,7 +24,7 @@
 #include <pqxx/pqxx>
 
 #include "common/uri.hpp"
-#include "core/open_session.hpp"
+#include "core/handle/open_session.hpp"
 #include "driver/pg_statements.hpp"
 #include "sqllock/adapters/pqxx.hpp"
 #include "sqllock/advisory_lock.hpp"

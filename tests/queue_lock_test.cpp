@@ -13,8 +13,8 @@
 #include <shared_mutex>
 #include <thread>
 
-#include "core/database_impl.hpp"
-#include "core/queue_store.hpp"
+#include "core/handle/database_impl.hpp"
+#include "core/lease/queue_store.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/fair_lock.hpp"
 #include "sqllock/rw_lock.hpp"

@@ -14,7 +14,7 @@
 #include <set>
 #include <thread>
 
-#include "core/database_impl.hpp"
+#include "core/handle/database_impl.hpp"
 #include "dialect/queue_sql.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/table_lock.hpp"

@@ -10,9 +10,9 @@
 #include <thread>
 #include <vector>
 
-#include "core/admin_store.hpp"
-#include "core/database_impl.hpp"
-#include "core/table_store.hpp"
+#include "core/admin/admin_store.hpp"
+#include "core/handle/database_impl.hpp"
+#include "core/lease/table_store.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/fair_lock.hpp"
 #include "sqllock/reaper.hpp"

@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/pinned_session.hpp"
+#include "core/session/pinned_session.hpp"
 #include "sqllock/advisory_lock.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/named_lock.hpp"
@@ -250,7 +250,7 @@ TEST_P(SessionLockNetlossTest, AHolderStoppedWithAPingInFlightIsNotDeclaredLost)
     stopped_holder_scenario<named_lock>();
 }
 
-// The server's own dead-peer limit (core/pinned_session.hpp, server_dead_peer_limit): sqllock sets
+// The server's own dead-peer limit (core/session/pinned_session.hpp, server_dead_peer_limit): sqllock sets
 // it on the holder's session when it pins it, derived from the keepalive — 2 × 300 ms + 2 s,
 // rounded up: 3 s. Read back on the holder's own session, then the holder's network is frozen.
 // MariaDB's wait_timeout ends the silent session and frees the lock — after the holder was told.

@@ -8,7 +8,7 @@
 #include <string>
 #include <thread>
 
-#include "core/database_impl.hpp"
+#include "core/handle/database_impl.hpp"
 #include "driver/statement_bound.hpp"
 #include "sqllock/advisory_lock.hpp"
 #include "sqllock/error.hpp"

@@ -8,7 +8,7 @@
 #include <tuple>
 #include <type_traits>
 
-#include "core/database_impl.hpp"
+#include "core/handle/database_impl.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/fair_lock.hpp"
 #include "sqllock/rw_lock.hpp"

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <string>
 
-#include "core/database_impl.hpp"
+#include "core/handle/database_impl.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/table_lock.hpp"
 #include "support/lock_fixture.hpp"

@@ -9,10 +9,10 @@
 #include <mutex>
 #include <thread>
 
-#include "core/database_impl.hpp"
+#include "core/handle/database_impl.hpp"
 #include "common/identity.hpp"
-#include "core/lease_registry.hpp"
-#include "core/table_store.hpp"
+#include "core/lease/lease_registry.hpp"
+#include "core/lease/table_store.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/table_lock.hpp"
 #include "support/client_sessions.hpp"

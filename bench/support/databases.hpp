@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/database_impl.hpp"
+#include "core/handle/database_impl.hpp"
 #include "sqllock/database.hpp"
 
 namespace sqllock::bench {

@@ -2,7 +2,7 @@
 // (not owned) and hands it to the core. No lock semantics here.
 #include "sqllock/adapters/mysql.hpp"
 
-#include "core/row_lock_core.hpp"
+#include "core/session/row_lock_core.hpp"
 #include "driver/mysql/cppconn.hpp"
 #include "driver/mysql/mysql_connection.hpp"
 #include "sqllock/error.hpp"
@@ -26,7 +26,7 @@ bool mysql_lock_row(sql::Connection* conn, std::string_view name, row_wait_kind 
   constexpr std::string_view kWhat = "the application's Connector/C++ connection";
   mysql_connection wrapped(*conn, std::string(kWhat));
   // Connector/C++ 1.1 does not tell the server's session id without a query: the Galera verdict
-  // is cached by the connection object alone (see refuse_on_galera in core/galera_guard.hpp).
+  // is cached by the connection object alone (see refuse_on_galera in core/handle/galera_guard.hpp).
   return lock_row_in_caller_transaction(wrapped, dialect_kind::mysql, table, name, {wait, deadline}, {conn, 0, kWhat});
 }
 

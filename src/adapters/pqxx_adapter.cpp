@@ -4,7 +4,7 @@
 
 #include <pqxx/nontransaction>
 
-#include "core/row_lock_core.hpp"
+#include "core/session/row_lock_core.hpp"
 #include "driver/pqxx/pqxx_tx_connection.hpp"
 #include "sqllock/error.hpp"
 

@@ -2,7 +2,7 @@
 // transaction as a connection and hands it to the core. No lock semantics here.
 #include <pqxx/nontransaction>
 
-#include "core/advisory_protocol.hpp"
+#include "core/session/advisory_protocol.hpp"
 #include "driver/pqxx/pqxx_tx_connection.hpp"
 #include "sqllock/adapters/pqxx.hpp"
 #include "sqllock/error.hpp"

@@ -4,7 +4,7 @@
 
 #include <soci/mysql/soci-mysql.h>
 
-#include "core/row_lock_core.hpp"
+#include "core/session/row_lock_core.hpp"
 #include "driver/soci/soci_backend.hpp"
 #include "driver/soci/soci_connection.hpp"
 #include "sqllock/error.hpp"
@@ -22,7 +22,7 @@ SQLLOCK_SOCI_DOWNCAST bool mysql_in_transaction(soci::session& session) {
 }
 
 // The server's id of a MySQL session (mysql_thread_id: from the handshake, no round trip), which
-// keys the Galera verdict cache together with the session object (core/galera_guard.hpp).
+// keys the Galera verdict cache together with the session object (core/handle/galera_guard.hpp).
 SQLLOCK_SOCI_DOWNCAST std::uint64_t mysql_session_id(soci::session& session) {
   MYSQL* conn = static_cast<soci::mysql_session_backend*>(session.get_backend())->conn_;
   return conn != nullptr ? static_cast<std::uint64_t>(mysql_thread_id(conn)) : 0;

@@ -1,7 +1,7 @@
 // SQL that tells whether a MySQL/MariaDB server is a node of a Galera cluster (MariaDB Galera
 // Cluster, Percona XtraDB Cluster). There GET_LOCK and SELECT … FOR UPDATE only lock on the node
 // that runs them, so the core refuses named locks and row locks on a cluster of more than one node
-// (core/galera_guard.hpp). Kept apart from dialect_sql: the statements read server state, not the
+// (core/handle/galera_guard.hpp). Kept apart from dialect_sql: the statements read server state, not the
 // lock table, and exist on one dialect only.
 #pragma once
 

@@ -22,7 +22,7 @@ enum renewal_table : unsigned {
 
 struct renewal_step {
   // $1 holder session. Returns the leases still held as (resource, owner_token, fence) — with a
-  // fourth column tagging each row's store (core/lease_store.hpp lease_store_of_tag) when `tag`
+  // fourth column tagging each row's store (core/lease/lease_store.hpp lease_store_of_tag) when `tag`
   // is 0 — unless `readback` is set: then it only updates, and `readback` (same parameter)
   // returns those rows.
   std::string statement;

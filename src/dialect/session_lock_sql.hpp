@@ -77,7 +77,7 @@ const named_lock_sql& named_lock_statements(dialect_kind kind);
 // its socket): set on a session-lock connection when it is pinned, so that the server ends that
 // session — and frees its locks — `limit` after the last packet it got from the client, instead
 // of after the kernel's keepalive defaults (over two hours). Never before `limit`: the core picks
-// a limit past the holder's own verdict (core/pinned_session.hpp, server_dead_peer_limit).
+// a limit past the holder's own verdict (core/session/pinned_session.hpp, server_dead_peer_limit).
 //   PostgreSQL: tcp_keepalives_idle = limit - 3 s (at least 1 s), tcp_keepalives_interval = 1 s,
 //     tcp_keepalives_count = 3, tcp_user_timeout = limit (in ms) — the TCP keepalive for an idle
 //     session, the user timeout for a reply the client never acknowledges. Kept on the pooled

@@ -1,6 +1,6 @@
 // The statements of transactions, savepoints and lock wait settings, shared by every statement
 // bundle that needs them (dialect_sql, admin_sql, row_lock_sql, advisory_sql). The core's
-// transaction toolkit (core/transaction.hpp) runs them.
+// transaction toolkit (core/handle/transaction.hpp) runs them.
 #pragma once
 
 #include <cstdint>

@@ -12,7 +12,7 @@ namespace sqllock::detail {
 // Connects with the driver spec.driver names. Throws not_supported when that driver was not
 // built in, connection_error when the server cannot be reached within `timeout`. The session is
 // as the client library leaves it: sqllock's own statements need the dialect's session set-up
-// first, which core/open_session.hpp adds.
+// first, which core/handle/open_session.hpp adds.
 std::unique_ptr<connection> open_driver(const connection_spec& spec, std::chrono::milliseconds timeout);
 
 // One factory per driver; each exists only when its driver is built (SQLLOCK_HAVE_PQXX, …).

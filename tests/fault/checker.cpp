@@ -7,7 +7,7 @@
 #include "fault/spans.hpp"
 #include "fault/told_check.hpp"
 
-#include "core/pinned_session.hpp"
+#include "core/session/pinned_session.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -324,7 +324,7 @@ class checker {
   // explains an overlap; on a server only a pause of the stale holder itself does.
   //
   // A session lock's keepalive declares a session lost when its ping has not answered within
-  // kPingTimeout (src/core/pinned_session.hpp, 800 ms); a long pause (≥ 1.5 L = 3 s) can outlast
+  // kPingTimeout (src/core/session/pinned_session.hpp, 800 ms); a long pause (≥ 1.5 L = 3 s) can outlast
   // that even with the late-wake reprieve, and the written-off connection is then closed, which
   // frees the lock while the resumed holder is still in its section. That is the contract working
   // (the loss was reported: the lost signal fired), not a violation; without the signal it is one.
@@ -337,7 +337,7 @@ class checker {
   // only when the holder was told before the other entered (told-before-granted checks that for
   // every grant).
   // Whether the server ends a session that stays silent for server_dead_peer_limit (sqllock sets
-  // MariaDB's session wait_timeout to it, core/pinned_session.hpp). A stopped process cannot ping:
+  // MariaDB's session wait_timeout to it, core/session/pinned_session.hpp). A stopped process cannot ping:
   // a pause that long ends its session and frees its locks — as the lease of a paused holder runs
   // out — and the holder hears of it only when it runs again. On PostgreSQL the limit is TCP
   // keepalive, which a paused process's kernel still answers.

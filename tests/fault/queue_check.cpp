@@ -217,7 +217,7 @@ class queue_checker {
     const bool shared_counter = ev_.cfg.dialect != dialect_kind::postgresql;
     std::int64_t windows = 0, longest = 0, handoff = 0;
     std::map<std::string, std::vector<span>> busy, awaited;
-    std::map<std::string, std::vector<std::pair<pid_t, span>>> calls;  // calls and holds, per name
+    std::map<std::string, std::vector<std::pair<pid_t, span>>> calls;    // calls and holds, per name
     std::map<std::string, std::vector<std::pair<pid_t, span>>> waiters;  // acquire calls, per name
     std::map<std::string, std::vector<excuse>> excuses;
     const auto add = [&](std::map<std::string, std::vector<span>>& m, const std::string& res, pid_t pid, span s) {

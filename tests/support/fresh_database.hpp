@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/database_impl.hpp"
+#include "core/handle/database_impl.hpp"
 #include "sqllock/database.hpp"
 #include "support/test_env.hpp"
 

@@ -17,7 +17,7 @@
 #include <variant>
 #include <vector>
 
-#include "core/database_impl.hpp"
+#include "core/handle/database_impl.hpp"
 #include "sqllock/database.hpp"
 #include "sqllock/row_lock.hpp"
 #include "support/test_env.hpp"

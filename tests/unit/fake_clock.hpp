@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/clock.hpp"
+#include "core/handle/clock.hpp"
 
 namespace test {
 

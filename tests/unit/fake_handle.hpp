@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "common/uri.hpp"
-#include "core/database_impl.hpp"
+#include "core/handle/database_impl.hpp"
 #include "sqllock/database.hpp"
 #include "support/fake_connection.hpp"
 #include "unit/fake_clock.hpp"

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/pinned_session.hpp"
-#include "core/session_lock.hpp"
+#include "core/session/pinned_session.hpp"
+#include "core/session/session_lock.hpp"
 #include "dialect/session_lock_sql.hpp"
 #include "sqllock/error.hpp"
 #include "unit/fake_handle.hpp"

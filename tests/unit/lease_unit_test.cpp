@@ -1,6 +1,7 @@
 // The table_lock lease rules on a fake clock and a scripted server: renewal every third of the
 // lease, orphan deletion, loss at the lease deadline, the bookkeeping behind the GREATEST rule,
-// and the lock wait's backoff. No server; each test takes milliseconds of real time.
+// the late-grant rule, and the lock wait's backoff. No server; each test takes milliseconds of
+// real time.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,9 +12,10 @@
 #include <stop_token>
 #include <string>
 #include <thread>
+#include <tuple>
 
-#include "core/backoff.hpp"
-#include "core/lease_registry.hpp"
+#include "core/wait/backoff.hpp"
+#include "core/lease/lease_registry.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/table_lock.hpp"
 #include "unit/fake_handle.hpp"
@@ -43,9 +45,12 @@ class lease_rows {
       if (!row.owner.empty() && row.owner != text(p[1])) return rows({});
       if (row.owner.empty()) row = {text(p[1]), ++s->fences, 0};
       ++row.count;
+      // The process pauses between the server's grant and its reading of it.
+      if (auto* c = s->late_by_clock.load()) c->advance(s->late_by);
       return rows({{std::to_string(row.count), std::to_string(row.fence)}});
     });
     h.server->on(h.sql().release_delete, [s = s_](std::span<const d::value> p) {
+      if (s->releases_fail) throw sqllock::connection_error("fake: the network is down");
       std::lock_guard lock(s->mu);
       auto it = s->rows.find(text(p[0]));
       if (it == s->rows.end() || it->second.owner != text(p[1]) || std::to_string(it->second.fence) != text(p[2]))
@@ -91,6 +96,20 @@ class lease_rows {
     std::lock_guard lock(s_->mu);
     s_->extra.push_back(std::move(r));
   }
+  // Every grant reaches the handle `by` later on `clock` (nullptr: at once).
+  void grants_arrive_late(fake_clock* clock, std::chrono::milliseconds by = {}) {
+    s_->late_by = by;
+    s_->late_by_clock = clock;
+  }
+  // Deleting releases fail (with a broken connection).
+  void releases_fail(bool fail) { s_->releases_fail = fail; }
+  // The rows of `resource` (0 or 1) and, when there is one, its fence and count.
+  std::tuple<bool, std::int64_t, std::int64_t> row_of(const std::string& resource) {
+    std::lock_guard lock(s_->mu);
+    const auto it = s_->rows.find(resource);
+    if (it == s_->rows.end() || it->second.owner.empty()) return {false, 0, 0};
+    return {true, it->second.fence, it->second.count};
+  }
   // Renewals after the n-th fail (with a broken connection).
   void renewals_fail_after(int n) { s_->fail_after = n; }
   void renewals_miss_rows(bool miss) { s_->hidden = miss; }
@@ -112,6 +131,9 @@ class lease_rows {
     std::atomic<int> fail_after{1 << 30};
     std::atomic<bool> hidden{false};
     std::atomic<gate*> renew_gate{nullptr};
+    std::atomic<fake_clock*> late_by_clock{nullptr};
+    std::chrono::milliseconds late_by{};
+    std::atomic<bool> releases_fail{false};
   };
   std::shared_ptr<state> s_ = std::make_shared<state>();
 };
@@ -192,6 +214,41 @@ TEST_F(LeaseUnitTest, DeletesARowItRenewsThatNoHoldStandsBehind) {
     if (c.sql == h.sql().release_delete) deleted.push_back(text(c.params[0]) + "/" + text(c.params[2]));
   EXPECT_EQ(deleted, std::vector<std::string>{"orphan/9"}) << "only the orphan is deleted, by its fence";
   EXPECT_TRUE(l.holds());
+}
+
+TEST_F(LeaseUnitTest, AGrantReadAfterItsLeaseRanOutIsGivenBackByItsFenceAndCountsAsRefused) {
+  table_lock l(h.db, "job", lease(3s));
+  server.grants_arrive_late(h.clock.get(), 3s);
+  EXPECT_FALSE(l.try_lock()) << "a grant that may have run out (and been taken over) was kept";
+  EXPECT_FALSE(l.holds());
+  EXPECT_EQ(std::get<0>(server.row_of("job")), false) << "the late grant's row was not given back";
+  std::vector<std::string> deleted;
+  for (const auto& c : h.server->calls())
+    if (c.sql == h.sql().release_delete) deleted.push_back(text(c.params[0]) + "/" + text(c.params[2]));
+  EXPECT_EQ(deleted, std::vector<std::string>{"job/7"}) << "given back by owner and fence";
+
+  server.grants_arrive_late(nullptr);
+  ASSERT_TRUE(l.try_lock());
+  EXPECT_EQ(l.fence(), 8);
+  l.unlock();
+}
+
+TEST_F(LeaseUnitTest, ALateGrantThatCannotBeGivenBackThrowsAndIsNeverBuiltOnLater) {
+  table_lock l(h.db, "job", lease(3s));
+  server.grants_arrive_late(h.clock.get(), 3s);
+  server.releases_fail(true);
+  EXPECT_THROW((void)l.try_lock(), sqllock::connection_error);
+  EXPECT_FALSE(l.holds());
+  EXPECT_EQ(server.row_of("job"), std::make_tuple(true, std::int64_t{7}, std::int64_t{1})) << "the row outlives it";
+
+  // The row is live and this owner's, but no hold stands behind it: the next acquire, which
+  // re-enters it (count 2), deletes it by its fence and takes the name afresh.
+  server.grants_arrive_late(nullptr);
+  server.releases_fail(false);
+  ASSERT_TRUE(l.try_lock());
+  EXPECT_EQ(l.fence(), 8) << "the new hold built on the row of a grant it had given up";
+  EXPECT_EQ(server.row_of("job"), std::make_tuple(true, std::int64_t{8}, std::int64_t{1}));
+  l.unlock();
 }
 
 TEST_F(LeaseUnitTest, AHoldIsLostWhenRenewalsFailUntilItsLeaseRunsOut) {

@@ -3,7 +3,7 @@
 // The session is opened with automatic reconnection off (a silent reconnect would drop GET_LOCK
 // locks without anyone noticing), affected rows counting changed rows only (CLIENT_FOUND_ROWS
 // off: an UPDATE that changes nothing reports 0); see open_mysql.cpp. Strict SQL mode and UTC are
-// the dialect's session set-up (dialect/dialect.hpp), which core/open_session.cpp runs.
+// the dialect's session set-up (dialect/dialect.hpp), which core/handle/open_session.cpp runs.
 // Like every connection, use it from one thread at a time.
 // Connector/C++ types are only forward-declared here, to keep its Boost-laden headers inside the
 // driver's .cpp files.
