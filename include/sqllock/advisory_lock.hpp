@@ -126,18 +126,27 @@ class SQLLOCK_API advisory_lock {
   // deadlock (a backend_error: PostgreSQL picked this wait as a deadlock victim, SQLSTATE 40P01;
   // nothing was taken) or another backend_error.
   void lock();
+  // Waits until acquired (true) or until a stop is requested on `stop` (false: nothing is held).
+  // A stop cancels the waiting statement from another connection of the handle
+  // (pg_cancel_backend, allowed for the session's own role: the session and the locks it holds
+  // live on), so the wait ends within a round trip or two; one requested before the call leaves
+  // one attempt. Throws like lock().
+  [[nodiscard]] bool lock(std::stop_token stop);
   // One attempt without waiting (pg_try_advisory_lock). False when another session holds it.
   [[nodiscard]] bool try_lock();
   // Waits up to `timeout` (lock_timeout), any std::chrono duration (saturated, see deadline.hpp:
-  // hours::max() waits like lock()). False when it is still held elsewhere by then.
+  // hours::max() waits like lock()). False when it is still held elsewhere by then, or a stop was
+  // requested on `stop` (as lock(stop)).
   template <class Rep, class Period>
-  [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
-    return try_lock_until_steady(false, detail::steady_deadline_after(timeout));
+  [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout, std::stop_token stop = {}) {
+    return try_lock_until_steady(false, detail::steady_deadline_after(timeout), std::move(stop));
   }
-  // Waits until `deadline`, on any clock. False when it is still held elsewhere by then.
+  // Waits until `deadline`, on any clock. False when it is still held elsewhere by then, or a
+  // stop was requested on `stop`.
   template <class Clock, class Duration>
-  [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return try_lock_until_steady(false, detail::steady_deadline_at(deadline));
+  [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline,
+                                    std::stop_token stop = {}) {
+    return try_lock_until_steady(false, detail::steady_deadline_at(deadline), std::move(stop));
   }
   // Releases one exclusive level of the calling owner. Never throws: failures go to
   // options.on_unlock_error.
@@ -149,14 +158,16 @@ class SQLLOCK_API advisory_lock {
 
   // ---- shared: the same contracts for the shared mode
   void lock_shared();
+  [[nodiscard]] bool lock_shared(std::stop_token stop);
   [[nodiscard]] bool try_lock_shared();
   template <class Rep, class Period>
-  [[nodiscard]] bool try_lock_shared_for(const std::chrono::duration<Rep, Period>& timeout) {
-    return try_lock_until_steady(true, detail::steady_deadline_after(timeout));
+  [[nodiscard]] bool try_lock_shared_for(const std::chrono::duration<Rep, Period>& timeout, std::stop_token stop = {}) {
+    return try_lock_until_steady(true, detail::steady_deadline_after(timeout), std::move(stop));
   }
   template <class Clock, class Duration>
-  [[nodiscard]] bool try_lock_shared_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return try_lock_until_steady(true, detail::steady_deadline_at(deadline));
+  [[nodiscard]] bool try_lock_shared_until(const std::chrono::time_point<Clock, Duration>& deadline,
+                                           std::stop_token stop = {}) {
+    return try_lock_until_steady(true, detail::steady_deadline_at(deadline), std::move(stop));
   }
   void unlock_shared() noexcept;
   void release_shared();
@@ -178,7 +189,7 @@ class SQLLOCK_API advisory_lock {
   const std::string& name() const noexcept;
 
  private:
-  bool try_lock_until_steady(bool shared, std::chrono::steady_clock::time_point deadline);
+  bool try_lock_until_steady(bool shared, std::chrono::steady_clock::time_point deadline, std::stop_token stop);
 
   advisory_key key_;
   std::string name_;

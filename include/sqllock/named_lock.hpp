@@ -86,17 +86,23 @@ class SQLLOCK_API named_lock {
   // not_supported (a multi-node Galera cluster, see above; also from the
   // try_lock forms).
   void lock();
+  // Waits until acquired (true) or until a stop is requested on `stop` (false: nothing is held).
+  // A stop cancels the waiting GET_LOCK from another connection of the handle (KILL QUERY on the
+  // session's own statement: the session and the locks it holds live on), so the wait ends within
+  // a round trip or two; one requested before the call leaves one attempt. Throws like lock().
+  [[nodiscard]] bool lock(std::stop_token stop);
   // One attempt without waiting: GET_LOCK(name, 0). False when another session holds it.
   [[nodiscard]] bool try_lock();
   // Waits up to `timeout`, any std::chrono duration (saturated, see deadline.hpp). False when it
-  // is still held elsewhere by then.
+  // is still held elsewhere by then, or a stop was requested on `stop` (as lock(stop)).
   template <class Rep, class Period>
-  [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
-    return try_lock_until_steady(detail::steady_deadline_after(timeout));
+  [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout, std::stop_token stop = {}) {
+    return try_lock_until_steady(detail::steady_deadline_after(timeout), std::move(stop));
   }
   template <class Clock, class Duration>
-  [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return try_lock_until_steady(detail::steady_deadline_at(deadline));
+  [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline,
+                                    std::stop_token stop = {}) {
+    return try_lock_until_steady(detail::steady_deadline_at(deadline), std::move(stop));
   }
   // Releases one level of the calling owner. Never throws: failures go to options.on_unlock_error.
   void unlock() noexcept;
@@ -119,7 +125,7 @@ class SQLLOCK_API named_lock {
   const std::string& server_name() const noexcept;
 
  private:
-  bool try_lock_until_steady(std::chrono::steady_clock::time_point deadline);
+  bool try_lock_until_steady(std::chrono::steady_clock::time_point deadline, std::stop_token stop);
 
   std::string name_;
   std::string server_name_;

@@ -19,6 +19,14 @@ namespace sqllock::detail {
 enum class advisory_key_kind { single = 0, pair = 1 };  // one bigint, or two integers
 enum class lock_mode { exclusive = 0, shared = 1 };
 
+// Cancelling a statement that waits for a session lock, from another connection of the same user
+// (core/wait/statement_cancel.hpp). The server ignores a request for a session that runs no
+// statement; the waiting session itself lives on, with every lock it holds.
+struct statement_cancel_sql {
+  std::string session_id;  // → one row, one field: this session's id on the server
+  std::string cancel;      // $1 a session id → cancels the statement that session runs
+};
+
 // PostgreSQL pg_advisory_* statements. The key is bound as $1 (bigint) or $1, $2 (integers);
 // any further parameter follows it.
 //
@@ -55,7 +63,8 @@ struct advisory_sql {
   // transaction only (SET LOCAL).
   lock_wait_sql session_lock_wait;
   lock_wait_sql xact_lock_wait;
-  std::string unlock_all;  // pg_advisory_unlock_all(): drops every session-level lock
+  std::string unlock_all;       // pg_advisory_unlock_all(): drops every session-level lock
+  statement_cancel_sql cancel;  // pg_backend_pid(), pg_cancel_backend($1)
   // A bounded wait inside the caller's transaction runs in this savepoint (exec_direct), so a
   // timeout aborts only the savepoint, not the caller's transaction.
   savepoint_sql savepoint;
@@ -63,9 +72,11 @@ struct advisory_sql {
 
 // MySQL / MariaDB user-level lock statements. $1 is always the (already mapped) server name.
 struct named_lock_sql {
-  std::string get_lock;      // $1 name, $2 timeout in seconds as decimal text → "1", "0" or NULL
-  std::string release_lock;  // $1 name → "1" released, "0" held by another session, NULL unknown
-  std::string release_all;   // RELEASE_ALL_LOCKS(): drops every lock of this session
+  std::string get_lock;         // $1 name, $2 timeout in seconds as decimal text → "1", "0" or NULL
+  std::string release_lock;     // $1 name → "1" released, "0" held by another session, NULL unknown
+  std::string release_all;      // RELEASE_ALL_LOCKS(): drops every lock of this session
+  std::string held;             // $1 name → "1" when this session holds it, else "0"
+  statement_cancel_sql cancel;  // CONNECTION_ID(), KILL QUERY $1
 };
 
 // The statements for `kind`; throws not_supported (naming the lock kind to use instead) when the

@@ -399,7 +399,7 @@ TEST_P(ReentrantLockContract, DestroyingALockReleasesEveryLevel) {
 const auto reentrant_cases = with(&lock_capabilities::reentrant, every_target());
 SQLLOCK_CONTRACT_CASES(AllTargets, ReentrantLockContract, reentrant_cases);
 
-// ---- waits that take a std::stop_token: the leased kinds
+// ---- waits that take a std::stop_token: the leased kinds and the session kinds
 
 class StoppableLockContract : public LockContractTest {};
 
@@ -446,6 +446,39 @@ TEST_P(StoppableLockContract, AStopEndsTheWaitPromptlyAndLeavesNothingBehind) {
   EXPECT_TRUE(b->lock(stopped.get_token())) << "a stop before the call leaves one attempt, granted on a free lock";
   EXPECT_TRUE(b->holds());
   b->unlock();
+}
+
+// A stop ends the wait only: what the waiting owner already holds stays held — for a session kind,
+// the stop cancels the waiting statement and not the session, which holds the owner's other locks.
+TEST_P(StoppableLockContract, AStopEndsOnlyTheWaitAndTheWaitersOtherLocksStayHeld) {
+  auto db1 = open();
+  auto db2 = open();
+  const auto contended = fresh("contended");
+  const auto kept = fresh("kept");
+  lock_settings holder;
+  holder.owner = "holder";
+  auto a = make(db1, contended, holder);
+  a->lock();
+  auto b_kept = make(db2, kept);
+  b_kept->lock();
+  auto b = make(db2, contended);
+  std::stop_source stop;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(300ms);
+    stop.request_stop();
+  });
+  EXPECT_FALSE(b->lock(stop.get_token()));
+  stopper.join();
+  EXPECT_TRUE(b_kept->holds()) << "the stop took the owner's other lock with it";
+  auto other = make(db1, kept, holder);
+  EXPECT_FALSE(other->try_lock()) << "the waiter's other lock was freed by the stop";
+  // The waiter's handle goes on working: the contended lock, freed, is granted to it.
+  a->unlock();
+  EXPECT_TRUE(b->try_lock_for(5s));
+  b->unlock();
+  b_kept->unlock();
+  EXPECT_TRUE(other->try_lock());
+  other->unlock();
 }
 
 const auto stoppable_cases = with(&lock_capabilities::stoppable, every_target());

@@ -583,7 +583,7 @@ lock_kind session_kind(std::string kind) {
   constexpr bool pg = std::is_same_v<Lock, advisory_lock>;
   // clang-format off
   k.can = {.object = true, .owner_keyed = true, .reentrant = true, .shared = pg, .session_scoped = true,
-           .loss_signal = true, .wait_overshoot = std::chrono::milliseconds(680),
+           .loss_signal = true, .stoppable = true, .wait_overshoot = std::chrono::milliseconds(680),
            .freed_after_session_end = pg ? std::chrono::milliseconds(0) : std::chrono::milliseconds(2000)};
   // clang-format on
   add_object_entry_points<Lock, session_lock_options>(k);

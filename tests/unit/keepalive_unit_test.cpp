@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,7 @@ using namespace std::chrono_literals;
 // A lock kind whose statements are "LOCK" and "UNLOCK": the keepalive does not care which.
 class fake_protocol final : public d::session_lock_protocol {
  public:
-  bool acquire(d::connection& conn, d::lock_mode, std::optional<std::chrono::steady_clock::time_point>,
+  bool acquire(d::connection& conn, d::lock_mode, std::optional<std::chrono::steady_clock::time_point>, std::stop_token,
                attempt& state) override {
     conn.exec_direct("LOCK");
     state.answered = true;

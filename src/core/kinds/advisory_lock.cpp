@@ -14,11 +14,11 @@ using detail::lock_mode;
 
 std::unique_ptr<detail::session_lock> make_state(const database& db, const advisory_key& key, const std::string& name,
                                                  advisory_lock_options options) {
-  const dialect_kind dialect = detail::database_access::impl(db).dialect();
+  auto& impl = detail::database_access::impl(db);
   std::string description = name.empty() ? "advisory lock " + key.to_string()
                                          : "advisory lock '" + name + "' (key " + key.to_string() + ")";
   return std::make_unique<detail::session_lock>(
-      db, std::make_unique<detail::advisory_protocol>(dialect, key, std::move(description)), std::move(options));
+      db, std::make_unique<detail::advisory_protocol>(impl, key, std::move(description)), std::move(options));
 }
 
 }  // namespace
@@ -51,17 +51,24 @@ advisory_lock::advisory_lock(const database& db, advisory_key key, advisory_lock
 advisory_lock::~advisory_lock() = default;
 
 void advisory_lock::lock() { state_->acquire(lock_mode::exclusive, std::nullopt); }
+bool advisory_lock::lock(std::stop_token stop) {
+  return state_->acquire(lock_mode::exclusive, std::nullopt, std::move(stop));
+}
 bool advisory_lock::try_lock() { return state_->acquire(lock_mode::exclusive, std::chrono::steady_clock::now()); }
 void advisory_lock::unlock() noexcept { state_->unlock(lock_mode::exclusive); }
 void advisory_lock::release() { state_->release(lock_mode::exclusive); }
 
 void advisory_lock::lock_shared() { state_->acquire(lock_mode::shared, std::nullopt); }
+bool advisory_lock::lock_shared(std::stop_token stop) {
+  return state_->acquire(lock_mode::shared, std::nullopt, std::move(stop));
+}
 bool advisory_lock::try_lock_shared() { return state_->acquire(lock_mode::shared, std::chrono::steady_clock::now()); }
 void advisory_lock::unlock_shared() noexcept { state_->unlock(lock_mode::shared); }
 void advisory_lock::release_shared() { state_->release(lock_mode::shared); }
 
-bool advisory_lock::try_lock_until_steady(bool shared, std::chrono::steady_clock::time_point deadline) {
-  return state_->acquire(shared ? lock_mode::shared : lock_mode::exclusive, deadline);
+bool advisory_lock::try_lock_until_steady(bool shared, std::chrono::steady_clock::time_point deadline,
+                                          std::stop_token stop) {
+  return state_->acquire(shared ? lock_mode::shared : lock_mode::exclusive, deadline, std::move(stop));
 }
 
 bool advisory_lock::holds() const noexcept { return state_->holds(lock_mode::exclusive); }

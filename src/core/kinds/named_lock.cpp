@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <thread>
 
 #include "core/handle/database_impl.hpp"
@@ -10,6 +11,7 @@
 #include "core/handle/galera_guard.hpp"
 #include "common/lock_name.hpp"
 #include "core/session/session_lock.hpp"
+#include "core/wait/statement_cancel.hpp"
 #include "core/wait/wait_bounds.hpp"
 #include "common/sha256.hpp"
 #include "sqllock/error.hpp"
@@ -38,21 +40,40 @@ class named_protocol final : public session_lock_protocol {
       : impl_(impl), sql_(named_lock_statements(impl.dialect())), name_(std::move(name)),
         server_name_(std::move(server_name)), description_(std::move(description)) {}
 
-  bool acquire(connection& conn, lock_mode, std::optional<steady::time_point> deadline, attempt& state) override {
+  bool acquire(connection& conn, lock_mode, std::optional<steady::time_point> deadline, std::stop_token stop,
+               attempt& state) override {
     // GET_LOCK is node-local on Galera: refused on a multi-node cluster unless the URI says every
     // client uses one node. Asked on the handle's first lock only, on this session; it never waits.
     refuse_on_galera(impl_, conn, node_local_lock::get_lock, name_);
     // A free lock costs one round trip, and the first statement never waits (see attempt).
-    if (get_lock(conn, "0")) return true;
+    if (*get_lock(conn, "0")) return true;  // NULL throws here (no stop can have come yet)
     state.answered = true;
     while (true) {
       const auto now = steady::now();
-      if (deadline && now >= *deadline) return false;
+      if ((deadline && now >= *deadline) || stop.stop_requested()) return false;
       // Rounds of at most kWaitRound, deadline or not: a far deadline (try_lock_for(hours::max()))
       // would otherwise be a timeout the server cannot take.
       const auto wait = deadline ? std::min<steady::duration>(*deadline - now, kWaitRound) : kWaitRound;
-      const server_wait_scope server_waits(wait);  // the statement's bound covers its wait
-      if (get_lock(conn, seconds_text(wait))) return true;
+      {
+        const server_wait_scope server_waits(wait);  // the statement's bound covers its wait
+        // A stop cancels the waiting GET_LOCK (KILL QUERY), which then returns NULL — or, had the
+        // lock been granted as the request came, an error; whether this session holds the lock
+        // is asked once the scope ended (no request in flight any more).
+        bool cancel_sent = false;
+        std::optional<bool> got;
+        {
+          const cancel_on_stop cancel(impl_, conn, sql_.cancel, stop);
+          try {
+            got = get_lock(conn, seconds_text(wait), /*null_is_error=*/!stop.stop_possible());
+          } catch (const backend_error&) {
+            if (!cancel.sent()) throw;
+          }
+          cancel_sent = cancel.sent();
+        }
+        if (got && *got) return true;
+        if (cancel_sent) return held_now(conn);  // a grant is kept, a stop is not undone
+        if (!got) throw_interrupted();
+      }
       if (deadline && steady::now() >= *deadline) return false;
       // Back before the deadline with a 0: MySQL rounds the timeout to whole seconds. Ask again,
       // pausing briefly if the server did not wait at all.
@@ -62,8 +83,9 @@ class named_protocol final : public session_lock_protocol {
     }
   }
 
-  // One GET_LOCK; true when it returned 1, false for 0 (timed out).
-  bool get_lock(connection& conn, const std::string& timeout) {
+  // One GET_LOCK; true when it returned 1, false for 0 (timed out), nullopt for NULL (interrupted:
+  // a KILL QUERY) unless `null_is_error`, which throws then.
+  std::optional<bool> get_lock(connection& conn, const std::string& timeout, bool null_is_error = true) {
     result r;
     try {
       r = conn.exec(sql_.get_lock, std::vector<value>{server_name_, timeout});
@@ -76,12 +98,25 @@ class named_protocol final : public session_lock_protocol {
                                    "the cycle)"});
     }
     const field& got = r.rows.at(0).at(0);
-    if (!got)
-      throw backend_error("GET_LOCK for " + description_ +
-                              " returned NULL: the wait was interrupted (KILL QUERY) "
-                              "or the server refused the name",
-                          "", 0);
+    if (!got) {
+      if (null_is_error) throw_interrupted();
+      return std::nullopt;
+    }
     return *got == "1";
+  }
+
+  [[noreturn]] void throw_interrupted() const {
+    throw backend_error("GET_LOCK for " + description_ +
+                            " returned NULL: the wait was interrupted (KILL QUERY) "
+                            "or the server refused the name",
+                        "", 0);
+  }
+
+  // Whether this session holds the lock, asked after a cancelled wait.
+  bool held_now(connection& conn) {
+    const auto r = conn.exec(sql_.held, std::vector<value>{server_name_});
+    const field& held = r.rows.at(0).at(0);
+    return held && *held == "1";
   }
 
   bool release(connection& conn, lock_mode) override {
@@ -120,9 +155,12 @@ named_lock::named_lock(const database& db, std::string_view name, named_lock_opt
 named_lock::~named_lock() = default;
 
 void named_lock::lock() { state_->acquire(detail::lock_mode::exclusive, std::nullopt); }
+bool named_lock::lock(std::stop_token stop) {
+  return state_->acquire(detail::lock_mode::exclusive, std::nullopt, std::move(stop));
+}
 bool named_lock::try_lock() { return state_->acquire(detail::lock_mode::exclusive, std::chrono::steady_clock::now()); }
-bool named_lock::try_lock_until_steady(std::chrono::steady_clock::time_point deadline) {
-  return state_->acquire(detail::lock_mode::exclusive, deadline);
+bool named_lock::try_lock_until_steady(std::chrono::steady_clock::time_point deadline, std::stop_token stop) {
+  return state_->acquire(detail::lock_mode::exclusive, deadline, std::move(stop));
 }
 void named_lock::unlock() noexcept { state_->unlock(detail::lock_mode::exclusive); }
 void named_lock::release() { state_->release(detail::lock_mode::exclusive); }

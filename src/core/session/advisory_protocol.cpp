@@ -5,6 +5,7 @@
 #include "common/identity.hpp"
 #include "core/handle/error_translation.hpp"
 #include "core/handle/transaction.hpp"
+#include "core/wait/statement_cancel.hpp"
 #include "core/wait/wait_bounds.hpp"
 #include "dialect/dialect.hpp"
 #include "sqllock/error.hpp"
@@ -51,9 +52,9 @@ bool pg_true(const field& f) noexcept { return f && (*f == "t" || *f == "true" |
 
 std::uint64_t advisory_timeout_grants() noexcept { return timeout_grants.load(); }
 
-advisory_protocol::advisory_protocol(dialect_kind dialect, advisory_key key, std::string description)
-    : sql_(advisory_statements(dialect)), dialect_(dialect), key_(key), kind_(advisory_key_index(key)),
-      description_(std::move(description)) {}
+advisory_protocol::advisory_protocol(database_impl& impl, advisory_key key, std::string description)
+    : impl_(impl), sql_(advisory_statements(impl.dialect())), dialect_(impl.dialect()), key_(key),
+      kind_(advisory_key_index(key)), description_(std::move(description)) {}
 
 bool advisory_protocol::held_now(connection& conn, lock_mode mode) {
   const auto bits = static_cast<std::uint64_t>(key_.value());
@@ -65,7 +66,7 @@ bool advisory_protocol::held_now(connection& conn, lock_mode mode) {
 }
 
 bool advisory_protocol::acquire(connection& conn, lock_mode mode, std::optional<steady::time_point> deadline,
-                                attempt& state) {
+                                std::stop_token stop, attempt& state) {
   const int m = static_cast<int>(mode);
   const auto params = advisory_lock_params(key_, conn);
   // The common case costs one round trip: a free lock is taken without touching lock_timeout.
@@ -80,7 +81,7 @@ bool advisory_protocol::acquire(connection& conn, lock_mode mode, std::optional<
                                     "the lock, after releasing other locks this owner holds (they may be "
                                     "part of the cycle)"};
   while (true) {
-    if (deadline && steady::now() >= *deadline) return false;
+    if ((deadline && steady::now() >= *deadline) || stop.stop_requested()) return false;
     // lock_timeout is set for this session only around the one waiting statement (no limit
     // without a deadline, in case the server or role configured one), and RESET after it.
     lock_wait_bound bound(conn, sql_.session_lock_wait);
@@ -90,22 +91,32 @@ bool advisory_protocol::acquire(connection& conn, lock_mode mode, std::optional<
       bound.set_unlimited();
     bool held = false;
     std::exception_ptr failure;
+    bool cancel_sent = false;
     try {
       const server_wait_bounds waits(deadline);  // the statement waits on the server: its bound covers that
-      own_session_or_refuse(conn.exec(sql_.lock[kind_][m], params).rows.at(0).at(0), description_);
+      // A stop cancels the waiting statement. The scope ends (no request in flight any more)
+      // before anything else runs on this session, the pg_locks check below included.
+      const cancel_on_stop cancel(impl_, conn, sql_.cancel, stop);
+      try {
+        own_session_or_refuse(conn.exec(sql_.lock[kind_][m], params).rows.at(0).at(0), description_);
+      } catch (...) {
+        cancel_sent = cancel.sent();
+        throw;
+      }
       held = true;
     } catch (const not_supported&) {
       failure = std::current_exception();  // refused without waiting; lock_timeout is reset below
     } catch (const backend_error& e) {
-      if (!ended_by_timeout(dialect_, e)) {
+      const bool cancelled = cancel_sent && e.sqlstate() == "57014";  // query_canceled
+      if (!cancelled && !ended_by_timeout(dialect_, e)) {
         try {
           rethrow_classified(dialect_, e, context);  // a deadlock victim becomes sqllock::deadlock
         } catch (...) {
           failure = std::current_exception();
         }
       } else {
-        // The timeout may have fired just as the lock was granted: PostgreSQL then reports the
-        // timeout but keeps the session-level lock. pg_locks tells.
+        // The timeout (or the cancel of a stop) may have fired just as the lock was granted:
+        // PostgreSQL then reports the error but keeps the session-level lock. pg_locks tells.
         try {
           held = held_now(conn, mode);
         } catch (const backend_error&) {

@@ -12,6 +12,8 @@
 
 namespace sqllock::detail {
 
+class database_impl;
+
 // The key's parameters: {$1 bigint} or {$1 integer, $2 integer}.
 std::vector<value> advisory_key_params(const advisory_key& key);
 // The key's parameters followed by `conn`'s session tag, made on first use: the parameters of
@@ -26,8 +28,8 @@ int advisory_key_index(const advisory_key& key) noexcept;
 // True when the field reads as PostgreSQL's boolean true.
 bool pg_true(const field& f) noexcept;
 
-// How many timed waits ended in lock_timeout (or statement_timeout) although PostgreSQL had
-// granted the lock — found in pg_locks and reported as acquired. For tests and diagnostics.
+// How many waits ended in lock_timeout (or statement_timeout, or a stop's cancel) although
+// PostgreSQL had granted the lock — found in pg_locks and reported as acquired. For tests and diagnostics.
 std::uint64_t advisory_timeout_grants() noexcept;
 
 // Takes the transaction-level lock inside the caller's open transaction on `conn` (an adapter's
@@ -44,9 +46,10 @@ bool advisory_xact_lock_in_caller_transaction(connection& conn, dialect_kind dia
 
 class advisory_protocol final : public session_lock_protocol {
  public:
-  advisory_protocol(dialect_kind dialect, advisory_key key, std::string description);
+  // On the handle `impl` (PostgreSQL; a stop's cancel goes through its pool).
+  advisory_protocol(database_impl& impl, advisory_key key, std::string description);
   bool acquire(connection& conn, lock_mode mode, std::optional<std::chrono::steady_clock::time_point> deadline,
-               attempt& state) override;
+               std::stop_token stop, attempt& state) override;
   bool release(connection& conn, lock_mode mode) override;
   const std::string& description() const noexcept override { return description_; }
   bool tags_session() const noexcept override { return true; }
@@ -55,6 +58,7 @@ class advisory_protocol final : public session_lock_protocol {
   // Whether this session holds the key in `mode`, by pg_locks.
   bool held_now(connection& conn, lock_mode mode);
 
+  database_impl& impl_;
   const advisory_sql& sql_;
   const dialect_kind dialect_;
   const advisory_key key_;

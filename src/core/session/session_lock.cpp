@@ -45,7 +45,7 @@ session_lock::~session_lock() {
       });
 }
 
-bool session_lock::acquire(lock_mode mode, std::optional<steady::time_point> deadline) {
+bool session_lock::acquire(lock_mode mode, std::optional<steady::time_point> deadline, std::stop_token stop) {
   const caller_deadline bound(deadline);  // no statement of the acquire outlives it (plus a grace)
   auto reg = impl_.sessions();
   const std::string owner = who_.owner();
@@ -73,7 +73,7 @@ bool session_lock::acquire(lock_mode mode, std::optional<steady::time_point> dea
     const auto sent = impl_.time().now();
     try {
       reg->limit_server_wait(*pin);  // a dead connection fails here like in the acquire
-      acquired = protocol_->acquire(**pin->conn, mode, deadline, state);
+      acquired = protocol_->acquire(**pin->conn, mode, deadline, stop, state);
       if (state.dirty) pin->dirty = true;
     } catch (const connection_error&) {
       // The session is gone, and with it every lock it held: nothing is held by this attempt.

@@ -38,9 +38,10 @@ class session_lock_protocol {
     bool answered = false;
   };
   // Takes one level in `mode`, waiting until `deadline` (nullopt: as long as it takes; a time
-  // already past: no wait). Returns false when the deadline passed first.
+  // already past: no wait) or a stop on `stop`, which cancels the waiting statement
+  // (core/wait/statement_cancel.hpp). Returns false when the deadline or the stop came first.
   virtual bool acquire(connection& conn, lock_mode mode, std::optional<std::chrono::steady_clock::time_point> deadline,
-                       attempt& state) = 0;
+                       std::stop_token stop, attempt& state) = 0;
   // Gives back one level; false when the server says this session did not hold it.
   virtual bool release(connection& conn, lock_mode mode) = 0;
   // "advisory lock 'job' (key 123)", for messages.
@@ -62,8 +63,10 @@ class session_lock {
   session_lock(const session_lock&) = delete;
   session_lock& operator=(const session_lock&) = delete;
 
-  // One level for the calling owner, waiting until `deadline` (nullopt: forever). False on timeout.
-  bool acquire(lock_mode mode, std::optional<std::chrono::steady_clock::time_point> deadline);
+  // One level for the calling owner, waiting until `deadline` (nullopt: forever) or a stop on
+  // `stop`. False when either came first (nothing is held then).
+  bool acquire(lock_mode mode, std::optional<std::chrono::steady_clock::time_point> deadline,
+               std::stop_token stop = {});
   // Gives back one level of the calling owner (see advisory_lock::release for what it throws).
   void release(lock_mode mode);
   // release() that reports failures to on_unlock_error instead of throwing.
