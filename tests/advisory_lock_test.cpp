@@ -340,6 +340,38 @@ TEST_P(AdvisoryLockTest, TimedXactLockToADeadlineGivesUpThenAndRunsTheFunctionWh
             std::optional<int>(9));
 }
 
+// with_advisory_xact_lock(db, key, stop, fn): a stop cancels the waiting statement, fn does not run,
+// and nothing stays behind; a stop before the call is one attempt without waiting.
+TEST_P(AdvisoryLockTest, AStopEndsAnXactLockWaitWithoutRunningTheFunction) {
+  auto db = open();
+  auto other = open();
+  const auto key = fresh_key();
+  advisory_lock session(other, key);
+  session.lock();
+  std::stop_source stop;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(300ms);
+    stop.request_stop();
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const auto got = with_advisory_xact_lock(db, key, stop.get_token(), [] {
+    ADD_FAILURE() << "must not run";
+    return 1;
+  });
+  const auto took = std::chrono::steady_clock::now() - start;
+  stopper.join();
+  EXPECT_EQ(got, std::nullopt);
+  EXPECT_GE(took, 300ms) << "ended before the stop";
+  EXPECT_LT(took, scaled(1300ms)) << "the stop did not end the wait promptly";
+  EXPECT_FALSE(with_advisory_xact_lock(db, key, stop.get_token(), [] { ADD_FAILURE() << "must not run"; }))
+      << "a stop before the call is one attempt, refused here";
+  session.unlock();
+  EXPECT_TRUE(session.try_lock()) << "the stopped wait left a lock behind";
+  session.unlock();
+  EXPECT_EQ(with_advisory_xact_lock(db, key, stop.get_token(), [] { return 9; }), std::optional<int>(9))
+      << "a stop before the call leaves one attempt, granted on a free lock";
+}
+
 TEST_P(AdvisoryLockTest, XactLockRollsBackAndRethrowsWhenTheFunctionThrows) {
   auto db = open();
   auto other = open();

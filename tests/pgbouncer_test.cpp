@@ -15,9 +15,11 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <mutex>
 #include <set>
+#include <stop_token>
 #include <thread>
 
 #include <pqxx/nontransaction>
@@ -35,6 +37,7 @@
 #include "support/program.hpp"
 #include "support/temp_dir.hpp"
 #include "support/test_env.hpp"
+#include "support/time_scale.hpp"
 
 namespace sqllock::test {
 namespace {
@@ -298,6 +301,40 @@ TEST_F(PgbouncerTest, TransactionAdvisoryLocksExcludeAcrossProcesses) {
   database db(bouncer_owner_uri());
   EXPECT_EQ(sql(db, "SELECT v FROM " + counter + " WHERE id = 1").rows.at(0).at(0),
             std::to_string(kProcesses * kRounds));
+}
+
+// A stop ends a transaction-level advisory lock's wait through the pooler too. No cancel request
+// can be relied on there (the pool's two server connections are the holder's and the waiter's),
+// so the wait runs in short slices and sees the stop between them.
+TEST_F(PgbouncerTest, AStopEndsATransactionAdvisoryLockWaitThroughThePooler) {
+  for (const auto& uri : pooled_uris()) {
+    SCOPED_TRACE(uri);
+    database holder_db(uri), db(uri);
+    const std::string key = unique_name("xstop");
+    std::promise<void> held, done;
+    std::thread holder([&] {
+      with_advisory_xact_lock(holder_db, key, [&] {
+        held.set_value();
+        done.get_future().wait();
+      });
+    });
+    held.get_future().wait();
+    std::stop_source stop;
+    std::thread stopper([&] {
+      std::this_thread::sleep_for(300ms);
+      stop.request_stop();
+    });
+    const auto start = std::chrono::steady_clock::now();
+    const bool ran = with_advisory_xact_lock(db, key, stop.get_token(), [] {});
+    const auto took = std::chrono::steady_clock::now() - start;
+    stopper.join();
+    done.set_value();
+    holder.join();
+    EXPECT_FALSE(ran);
+    EXPECT_GE(took, 300ms) << "ended before the stop";
+    EXPECT_LT(took, scaled(1300ms)) << "the stop did not end the wait promptly";
+    EXPECT_TRUE(try_with_advisory_xact_lock_for(db, key, 5s, [] {})) << "the stopped wait left a lock behind";
+  }
 }
 
 // The CLI as a new user would run it: migrate, four concurrent `sqllock run` loops, status and

@@ -187,6 +187,44 @@ TEST_P(RowLockTest, TimedWaitToADeadlineGivesUpThenAndRunsTheFunctionWhenFree) {
             std::optional<int>(5));
 }
 
+// A stop ends the wait of with_row_lock(db, name, stop, body) and try_with_row_lock_for(…, stop, …):
+// the waiting FOR UPDATE is cancelled on the server, body does not run, and the connection and
+// the name work on. A stop before the call leaves one attempt without waiting.
+TEST_P(RowLockTest, AStopEndsTheWaitWithoutRunningTheFunction) {
+  auto db = open();
+  auto other = open();
+  holder h(other, "stopped");
+  for (const bool timed : {false, true}) {
+    SCOPED_TRACE(timed ? "try_with_row_lock_for(30 s, stop, …)" : "with_row_lock(stop, …)");
+    std::stop_source stop;
+    std::thread stopper([&] {
+      std::this_thread::sleep_for(300ms);
+      stop.request_stop();
+    });
+    const auto body = [](row_lock_tx&) {
+      ADD_FAILURE() << "must not run";
+      return 1;
+    };
+    const auto start = clock_type::now();
+    const auto got = timed ? try_with_row_lock_for(db, "stopped", 30s, stop.get_token(), body)
+                           : with_row_lock(db, "stopped", stop.get_token(), body);
+    const auto took = clock_type::now() - start;
+    stopper.join();
+    EXPECT_EQ(got, std::nullopt);
+    EXPECT_GE(took, 300ms) << "ended before the stop";
+    EXPECT_LT(took, scaled(1300ms)) << "the stop did not end the wait promptly";
+  }
+  std::stop_source stopped;
+  stopped.request_stop();
+  const auto start = clock_type::now();
+  EXPECT_FALSE(with_row_lock(db, "stopped", stopped.get_token(), [](row_lock_tx&) {}));
+  EXPECT_LT(clock_type::now() - start, scaled(1s)) << "a stop before the call waits not at all";
+  h.release();
+  EXPECT_TRUE(with_row_lock(db, "stopped", stopped.get_token(), [](row_lock_tx&) {}))
+      << "a stop before the call leaves one attempt, granted on a free lock";
+  EXPECT_EQ(with_row_lock(db, "stopped", [](row_lock_tx&) { return 7; }), 7);
+}
+
 TEST_P(RowLockTest, OneRowPerNameIsKeptAndNeverDeleted) {
   auto db = open();
   for (const char* name : {"a", "b", "a", "A", "a "}) with_row_lock(db, name, [](row_lock_tx&) {});

@@ -214,7 +214,7 @@ namespace detail {
 // throws. Returns false, without running body, when the lock was not acquired in time.
 SQLLOCK_API bool run_with_advisory_xact_lock(const database& db, const advisory_key& key,
                                              std::optional<std::chrono::steady_clock::time_point> deadline,
-                                             const advisory_xact_options& options,
+                                             std::stop_token stop, const advisory_xact_options& options,
                                              const std::function<void(std::stop_token)>& body);
 
 template <class F>
@@ -232,10 +232,10 @@ using xact_result_t = decltype(invoke_with_token(std::declval<F&>(), std::stop_t
 template <class F>
 auto run_keeping_result(const database& db, const advisory_key& key,
                         std::optional<std::chrono::steady_clock::time_point> deadline,
-                        const advisory_xact_options& options, F& fn) {
+                        const advisory_xact_options& options, F& fn, std::stop_token stop = {}) {
   auto call = [&fn](std::stop_token token) -> xact_result_t<F> { return invoke_with_token(fn, std::move(token)); };
   return scoped_result<xact_result_t<F>>::keep(
-      [&](const auto& body) { return run_with_advisory_xact_lock(db, key, deadline, options, body); }, call);
+      [&](const auto& body) { return run_with_advisory_xact_lock(db, key, deadline, stop, options, body); }, call);
 }
 }  // namespace detail
 
@@ -260,6 +260,23 @@ template <class F>
 auto with_advisory_xact_lock(const database& db, std::string_view name, F&& fn,
                              const advisory_xact_options& options = {}) -> detail::xact_result_t<F> {
   return with_advisory_xact_lock(db, advisory_key::from_name(name), std::forward<F>(fn), options);
+}
+
+// Like with_advisory_xact_lock, but a stop requested on `stop` ends the wait: the waiting
+// statement is cancelled on the server from another connection of `db` (pg_cancel_backend), its
+// transaction rolled back, and the call returns false (void fn) or std::nullopt without running
+// fn, as try_with_advisory_xact_lock_for does. A stop requested before the call leaves one attempt
+// without waiting; one requested while fn runs changes nothing (fn's token is the session's).
+template <class F>
+[[nodiscard]] auto with_advisory_xact_lock(const database& db, const advisory_key& key, std::stop_token stop, F&& fn,
+                                           const advisory_xact_options& options = {}) {
+  return detail::run_keeping_result(db, key, std::nullopt, options, fn, std::move(stop));
+}
+// The same, on the key of `name` (advisory_key::from_name).
+template <class F>
+[[nodiscard]] auto with_advisory_xact_lock(const database& db, std::string_view name, std::stop_token stop, F&& fn,
+                                           const advisory_xact_options& options = {}) {
+  return with_advisory_xact_lock(db, advisory_key::from_name(name), std::move(stop), std::forward<F>(fn), options);
 }
 
 // Like with_advisory_xact_lock, but waits at most `timeout`, any std::chrono duration (saturated,

@@ -42,6 +42,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <stop_token>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -76,7 +77,7 @@ struct row_lock_tx_access;
 enum class row_wait_kind { block, nowait, until };
 // Runs `body` under the lock, in one transaction (see with_row_lock); false when not acquired.
 SQLLOCK_API bool run_row_locked(const database& db, std::string_view name, row_wait_kind wait,
-                                std::chrono::steady_clock::time_point deadline,
+                                std::chrono::steady_clock::time_point deadline, std::stop_token stop,
                                 const std::function<void(row_lock_tx&)>& body);
 }  // namespace detail
 
@@ -136,9 +137,9 @@ using row_lock_result_t = std::invoke_result_t<F&, row_lock_tx&>;
 // Runs `body` under the lock and keeps its result (see scoped_result.hpp).
 template <class F>
 auto row_lock_attempt(const database& db, std::string_view name, row_wait_kind wait,
-                      std::chrono::steady_clock::time_point deadline, F& body) {
+                      std::chrono::steady_clock::time_point deadline, F& body, std::stop_token stop = {}) {
   return scoped_result<row_lock_result_t<F>>::keep(
-      [&](const auto& run) { return run_row_locked(db, name, wait, deadline, run); }, body);
+      [&](const auto& run) { return run_row_locked(db, name, wait, deadline, stop, run); }, body);
 }
 
 }  // namespace detail
@@ -160,6 +161,17 @@ detail::row_lock_result_t<F> with_row_lock(const database& db, std::string_view 
       detail::row_lock_attempt(db, name, detail::row_wait_kind::block, {}, body));
 }
 
+// Like with_row_lock, but a stop requested on `stop` ends the wait: the waiting FOR UPDATE is
+// cancelled on the server from another connection of `db` (pg_cancel_backend, KILL QUERY: allowed
+// for the user's own sessions), its transaction rolled back, and the call returns false (body
+// returns void) or std::nullopt (body returns a value) without running body, as try_with_row_lock
+// does. A stop requested before the call leaves one attempt; one requested while body runs changes
+// nothing (body may watch the token itself).
+template <class F>
+[[nodiscard]] auto with_row_lock(const database& db, std::string_view name, std::stop_token stop, F&& body) {
+  return detail::row_lock_attempt(db, name, detail::row_wait_kind::block, {}, body, std::move(stop));
+}
+
 // Like with_row_lock, but does not wait (NOWAIT): if another transaction holds the lock, returns
 // false (body returns void) or std::nullopt (body returns a value) without running body.
 template <class F>
@@ -178,6 +190,14 @@ template <class Rep, class Period, class F>
   const auto deadline = detail::steady_deadline_after(timeout);
   return detail::row_lock_attempt(db, name, detail::row_wait_kind::until, deadline, body);
 }
+// The same, ending the wait also on a stop requested on `stop` (see with_row_lock(db, name, stop, body)).
+template <class Rep, class Period, class F>
+[[nodiscard]] auto try_with_row_lock_for(const database& db, std::string_view name,
+                                         const std::chrono::duration<Rep, Period>& timeout, std::stop_token stop,
+                                         F&& body) {
+  const auto deadline = detail::steady_deadline_after(timeout);
+  return detail::row_lock_attempt(db, name, detail::row_wait_kind::until, deadline, body, std::move(stop));
+}
 
 // Like try_with_row_lock_for, but waits until `deadline`, a time point of any clock (turned into a
 // wait from now, saturated: see deadline.hpp); a deadline already past does not wait.
@@ -185,6 +205,14 @@ template <class Clock, class Duration, class F>
 [[nodiscard]] auto try_with_row_lock_until(const database& db, std::string_view name,
                                            const std::chrono::time_point<Clock, Duration>& deadline, F&& body) {
   return detail::row_lock_attempt(db, name, detail::row_wait_kind::until, detail::steady_deadline_at(deadline), body);
+}
+// The same, ending the wait also on a stop requested on `stop`.
+template <class Clock, class Duration, class F>
+[[nodiscard]] auto try_with_row_lock_until(const database& db, std::string_view name,
+                                           const std::chrono::time_point<Clock, Duration>& deadline,
+                                           std::stop_token stop, F&& body) {
+  return detail::row_lock_attempt(db, name, detail::row_wait_kind::until, detail::steady_deadline_at(deadline), body,
+                                  std::move(stop));
 }
 
 }  // namespace sqllock

@@ -79,8 +79,6 @@ advisory_sql make_advisory_sql() {
   s.session_lock_wait = postgresql_lock_wait(false);
   s.xact_lock_wait = postgresql_lock_wait(true);
   s.unlock_all = "SELECT pg_advisory_unlock_all()";
-  // Allowed for the session's own role (or a member of pg_signal_backend).
-  s.cancel = {"SELECT pg_backend_pid()", "SELECT pg_cancel_backend(CAST($1 AS integer))"};
   s.savepoint = make_savepoint_sql("sqllock_advisory");
   return s;
 }
@@ -91,8 +89,6 @@ named_lock_sql make_named_lock_sql() {
   s.release_lock = "SELECT RELEASE_LOCK($1)";
   s.release_all = "SELECT RELEASE_ALL_LOCKS()";
   s.held = "SELECT COALESCE(IS_USED_LOCK($1) = CONNECTION_ID(), 0)";
-  // A user may kill the statements of its own sessions. KILL takes its id as a parameter.
-  s.cancel = {"SELECT CONNECTION_ID()", "KILL QUERY $1"};
   return s;
 }
 

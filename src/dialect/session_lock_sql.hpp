@@ -19,14 +19,6 @@ namespace sqllock::detail {
 enum class advisory_key_kind { single = 0, pair = 1 };  // one bigint, or two integers
 enum class lock_mode { exclusive = 0, shared = 1 };
 
-// Cancelling a statement that waits for a session lock, from another connection of the same user
-// (core/wait/statement_cancel.hpp). The server ignores a request for a session that runs no
-// statement; the waiting session itself lives on, with every lock it holds.
-struct statement_cancel_sql {
-  std::string session_id;  // → one row, one field: this session's id on the server
-  std::string cancel;      // $1 a session id → cancels the statement that session runs
-};
-
 // PostgreSQL pg_advisory_* statements. The key is bound as $1 (bigint) or $1, $2 (integers);
 // any further parameter follows it.
 //

@@ -25,4 +25,17 @@ lock_wait_sql postgresql_lock_wait(bool transaction_local) {
   return w;
 }
 
+const statement_cancel_sql& statement_cancel_statements(dialect_kind kind) {
+  static const statement_cancel_sql postgresql{"SELECT pg_backend_pid()",
+                                               "SELECT pg_cancel_backend(CAST($1 AS integer))"};
+  static const statement_cancel_sql mysql{"SELECT CONNECTION_ID()", "KILL QUERY $1"};
+  static const statement_cancel_sql none{};
+  switch (kind) {
+    case dialect_kind::postgresql: return postgresql;
+    case dialect_kind::mysql: return mysql;
+    case dialect_kind::sqlite: return none;
+  }
+  return none;
+}
+
 }  // namespace sqllock::detail

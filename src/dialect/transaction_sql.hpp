@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "sqllock/dialect_kind.hpp"
+
 namespace sqllock::detail {
 
 // BEGIN / COMMIT / ROLLBACK of a transaction sqllock runs itself (exec_direct).
@@ -47,5 +49,18 @@ struct lock_wait_sql {
 // PostgreSQL lock_timeout, in milliseconds: for the current transaction only (SET LOCAL through
 // set_config, undone by a rollback to a savepoint) or for the session, undone by RESET.
 lock_wait_sql postgresql_lock_wait(bool transaction_local);
+
+// Cancelling the statement another session of the same user runs — a lock wait — from a connection
+// of its own (core/wait/statement_cancel.hpp). The server ignores a request for a session that
+// runs no statement; the session itself lives on, with every lock it holds.
+struct statement_cancel_sql {
+  std::string session_id;  // → one row, one field: this session's id on the server
+  std::string cancel;      // $1 a session id → cancels the statement that session runs
+};
+
+// PostgreSQL: pg_backend_pid(), pg_cancel_backend (allowed for the session's own role);
+// MySQL/MariaDB: CONNECTION_ID(), KILL QUERY (a user may kill its own sessions' statements; KILL
+// takes the id as a parameter); SQLite, whose waits are the client's own: both empty.
+const statement_cancel_sql& statement_cancel_statements(dialect_kind kind);
 
 }  // namespace sqllock::detail

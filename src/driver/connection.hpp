@@ -91,10 +91,6 @@ class connection {
   // A random tag the core gives this connection's server session when it keeps session-level
   // locks there (dialect/session_lock_sql.hpp explains why); empty until then. Drivers ignore it.
   std::string session_tag;
-  // The server's id of this connection's session (PostgreSQL's backend pid, MySQL's connection
-  // id), once the core has asked the server for it to cancel a waiting statement of the session
-  // from another connection (core/wait/statement_cancel.hpp); 0 until then. Drivers ignore it.
-  std::int64_t server_session_id = 0;
 };
 
 }  // namespace sqllock::detail

@@ -1,6 +1,7 @@
 // Transaction-scoped advisory locks run by sqllock: BEGIN, pg_advisory_xact_lock, the caller's
 // function, COMMIT. The transaction's connection is a private pinned session, so the keepalive
 // watches it while the function runs.
+#include <algorithm>
 #include <exception>
 #include <optional>
 
@@ -8,6 +9,7 @@
 #include "core/handle/database_impl.hpp"
 #include "core/handle/error_translation.hpp"
 #include "core/handle/transaction.hpp"
+#include "core/wait/statement_cancel.hpp"
 #include "core/wait/wait_bounds.hpp"
 #include "dialect/dialect.hpp"
 #include "sqllock/advisory_lock.hpp"
@@ -21,7 +23,8 @@ using steady = std::chrono::steady_clock;
 }  // namespace
 
 bool run_with_advisory_xact_lock(const database& db, const advisory_key& key,
-                                 std::optional<steady::time_point> deadline, const advisory_xact_options& options,
+                                 std::optional<steady::time_point> deadline, std::stop_token stop,
+                                 const advisory_xact_options& options,
                                  const std::function<void(std::stop_token)>& body) {
   auto& impl = database_access::impl(db);
   const auto& sql = advisory_statements(impl.dialect());
@@ -32,7 +35,10 @@ bool run_with_advisory_xact_lock(const database& db, const advisory_key& key,
   const std::string subject = what + " could not be taken";
   const failure_context context{
       .subject = subject, .rolled_back = "its transaction (the function did not run)", .retry = "the call"};
-  const bool no_wait = deadline && *deadline <= steady::now();
+  const bool no_wait = (deadline && *deadline <= steady::now()) || stop.stop_requested();
+  // Where no cancel reaches the server (statement_cancel.hpp), a wait that can be stopped waits
+  // in slices of kStopSlice, each in a transaction of its own, and sees a stop between them.
+  const bool sliced = stop.stop_possible() && !server_cancel_reaches(impl);
 
   auto registry = session_registry::of(db);
   session_pin pin(*registry, registry->pin_private(options.keepalive));
@@ -56,24 +62,35 @@ bool run_with_advisory_xact_lock(const database& db, const advisory_key& key,
       } else {
         // SET LOCAL: the setting ends with the transaction, whatever happens.
         lock_wait_bound bound(c, sql.xact_lock_wait, lock_wait_bound::undo_by::transaction);
-        if (deadline)
-          bound.set(*deadline - steady::now());
+        auto wait_until = deadline;
+        if (sliced) wait_until = std::min(deadline.value_or(steady::time_point::max()), steady::now() + kStopSlice);
+        if (wait_until)
+          bound.set(*wait_until - steady::now());
         else
           bound.set_unlimited();
+        bool cancel_sent = false;
         try {
-          const server_wait_bounds waits(deadline);
-          own_session_or_refuse(c.exec(sql.xact_lock[kind][mode], params).rows.at(0).at(0), what);
+          const server_wait_bounds waits(wait_until);
+          // A stop cancels the waiting statement (core/wait/statement_cancel.hpp).
+          const cancel_on_stop cancel(impl, c, stop);
+          try {
+            own_session_or_refuse(c.exec(sql.xact_lock[kind][mode], params).rows.at(0).at(0), what);
+          } catch (const backend_error&) {
+            cancel_sent = cancel.sent();
+            throw;
+          }
           acquired = true;
         } catch (const backend_error& e) {
-          // A lock granted in the instant the timeout fired belongs to this (now failed)
-          // transaction and goes with the rollback below, so it is never leaked.
-          if (!ended_by_timeout(impl.dialect(), e)) rethrow_classified(impl.dialect(), e, context);
+          // A lock granted in the instant the timeout (or a stop's cancel) fired belongs to this
+          // (now failed) transaction and goes with the rollback below, so it is never leaked.
+          if (!(cancel_sent && e.sqlstate() == "57014") && !ended_by_timeout(impl.dialect(), e))
+            rethrow_classified(impl.dialect(), e, context);
         }
       }
       if (acquired) break;
       end();
-      // Only statement_timeout can end a wait without a deadline early: wait again.
-      if (no_wait || (deadline && steady::now() >= *deadline)) return false;
+      // Only statement_timeout (or a slice) can end a wait without a deadline early: wait again.
+      if (no_wait || (deadline && steady::now() >= *deadline) || stop.stop_requested()) return false;
     }
   } catch (const connection_error&) {
     if (tx) tx->forget();  // the session is lost, and its transaction with it

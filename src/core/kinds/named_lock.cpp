@@ -62,7 +62,7 @@ class named_protocol final : public session_lock_protocol {
         bool cancel_sent = false;
         std::optional<bool> got;
         {
-          const cancel_on_stop cancel(impl_, conn, sql_.cancel, stop);
+          const cancel_on_stop cancel(impl_, conn, stop);
           try {
             got = get_lock(conn, seconds_text(wait), /*null_is_error=*/!stop.stop_possible());
           } catch (const backend_error&) {

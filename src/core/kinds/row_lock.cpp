@@ -2,6 +2,7 @@
 // long as the caller's function runs. The locking itself is in row_lock_core.
 #include "sqllock/row_lock.hpp"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "core/handle/error_translation.hpp"
 #include "core/handle/galera_guard.hpp"
 #include "core/session/row_lock_core.hpp"
+#include "core/wait/statement_cancel.hpp"
 #include "core/wait/wait_bounds.hpp"
 #include "common/sql_text.hpp"
 #include "sqllock/error.hpp"
@@ -59,7 +61,8 @@ class reentry_guard {
 }  // namespace
 
 bool run_row_locked(const database& db, std::string_view name, row_wait_kind wait,
-                    std::chrono::steady_clock::time_point deadline, const std::function<void(row_lock_tx&)>& body) {
+                    std::chrono::steady_clock::time_point deadline, std::stop_token stop,
+                    const std::function<void(row_lock_tx&)>& body) {
   auto& impl = database_access::impl(db);
   const auto sql = row_lock_statements(impl.dialect(), impl.options().table);
   check_row_lock_request(*sql, name);
@@ -70,7 +73,21 @@ bool run_row_locked(const database& db, std::string_view name, row_wait_kind wai
   // FOR UPDATE is node-local on Galera: refused on a multi-node cluster unless the URI says every
   // client uses one node. Asked on the handle's first named or row lock only.
   refuse_on_galera(impl, *conn, node_local_lock::for_update, resource);
-  auto tx = begin_row_locked(*conn, impl.sql(), *sql, resource, {wait, deadline});
+  // A stop requested before the call leaves one attempt without waiting.
+  if (stop.stop_requested()) wait = row_wait_kind::nowait;
+  auto tx = [&]() -> std::optional<transaction> {
+    if (wait == row_wait_kind::nowait || !stop.stop_possible() || server_cancel_reaches(impl))
+      return begin_row_locked(*conn, impl.sql(), *sql, resource, {wait, deadline, std::move(stop), &impl});
+    // No cancel reaches the server (statement_cancel.hpp): bounded waits of kStopSlice each, each
+    // in a transaction of its own, until the lock, the deadline or a stop.
+    const auto until = wait == row_wait_kind::until ? deadline : std::chrono::steady_clock::time_point::max();
+    while (true) {
+      const auto now = std::chrono::steady_clock::now();
+      if (stop.stop_requested() || now >= until) return std::nullopt;
+      const auto slice = std::min(until, now + kStopSlice);
+      if (auto got = begin_row_locked(*conn, impl.sql(), *sql, resource, {row_wait_kind::until, slice})) return got;
+    }
+  }();
   if (!tx) return false;
   row_lock_tx handle = row_lock_tx_access::make(*conn, resource, *sql);
   body(handle);  // if it throws, the transaction rolls back as it is destroyed

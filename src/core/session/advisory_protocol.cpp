@@ -96,7 +96,7 @@ bool advisory_protocol::acquire(connection& conn, lock_mode mode, std::optional<
       const server_wait_bounds waits(deadline);  // the statement waits on the server: its bound covers that
       // A stop cancels the waiting statement. The scope ends (no request in flight any more)
       // before anything else runs on this session, the pg_locks check below included.
-      const cancel_on_stop cancel(impl_, conn, sql_.cancel, stop);
+      const cancel_on_stop cancel(impl_, conn, stop);
       try {
         own_session_or_refuse(conn.exec(sql_.lock[kind_][m], params).rows.at(0).at(0), description_);
       } catch (...) {

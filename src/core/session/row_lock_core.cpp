@@ -4,6 +4,7 @@
 
 #include "common/lock_name.hpp"
 #include "core/handle/error_translation.hpp"
+#include "core/wait/statement_cancel.hpp"
 #include "core/wait/wait_bounds.hpp"
 
 namespace sqllock::detail {
@@ -21,6 +22,25 @@ bool is_lock_not_available(const row_lock_sql& sql, const backend_error& e) {
   return classify(sql.kind, e) == error_kind::lock_not_available;
 }
 
+// Runs `statement` (one that may wait for the row) so that a stop on wait.stop cancels it; true
+// when it failed because of such a cancel (the wait ended as by a timeout), false when it ran.
+// Throws what it throws otherwise.
+template <class Statement>
+bool cancelled_by_stop(connection& conn, const row_wait& wait, Statement statement) {
+  if (wait.cancel_via == nullptr || wait.kind == row_wait_kind::nowait) {
+    statement();
+    return false;
+  }
+  const cancel_on_stop cancel(*wait.cancel_via, conn, wait.stop);
+  try {
+    statement();
+    return false;
+  } catch (const backend_error&) {
+    if (cancel.sent()) return true;  // PostgreSQL 57014, MySQL 1317: the statement alone was undone
+    throw;
+  }
+}
+
 // Makes sure the row of `name` exists. Returns false when the insert had to wait for a concurrent
 // transaction longer than `wait` allows. Under row_wait_kind::until the bound is already set.
 // Without `probe`, always runs the insert (MySQL in a caller's transaction, see row_lock_sql).
@@ -34,7 +54,7 @@ bool ensure_row(connection& conn, const row_lock_sql& sql, const std::string& na
   const bool bounded_here = wait.kind == row_wait_kind::nowait;
   if (bounded_here) bound.set_shortest();
   try {
-    conn.exec(sql.ensure, key);
+    if (cancelled_by_stop(conn, wait, [&] { conn.exec(sql.ensure, key); })) return false;
   } catch (const backend_error& e) {
     if (is_lock_not_available(sql, e)) return false;  // the caller rolls back and restores
     throw;
@@ -55,8 +75,12 @@ void bound_row_wait(std::optional<server_wait_bounds>& bounds, const row_wait& w
 lock_outcome lock_row(connection& conn, const row_lock_sql& sql, const std::string& name, const row_wait& wait) {
   const value key[] = {name};
   try {
-    const auto r = conn.exec(wait.kind == row_wait_kind::nowait ? sql.lock_nowait : sql.lock, key);
-    return r.rows.empty() ? lock_outcome::missing : lock_outcome::locked;
+    lock_outcome outcome = lock_outcome::busy;
+    const bool cancelled = cancelled_by_stop(conn, wait, [&] {
+      const auto r = conn.exec(wait.kind == row_wait_kind::nowait ? sql.lock_nowait : sql.lock, key);
+      outcome = r.rows.empty() ? lock_outcome::missing : lock_outcome::locked;
+    });
+    return cancelled ? lock_outcome::busy : outcome;
   } catch (const backend_error& e) {
     if (is_lock_not_available(sql, e)) return lock_outcome::busy;
     throw;
@@ -97,6 +121,7 @@ std::optional<transaction> begin_row_locked(connection& conn, const dialect_sql&
   // Someone deleting rows of the row table between our insert and our lock could make the lock
   // find nothing; a few tries cover that race, a persistent one is a misconfiguration.
   for (int attempt = 1;; ++attempt) {
+    if (attempt > 1 && wait.stop.stop_requested()) return std::nullopt;
     std::optional<transaction> tx;
     try {
       if (timed && !sql.lock_wait.transaction_local) bound.set(wait.deadline - steady::now());

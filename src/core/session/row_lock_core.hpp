@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 
@@ -23,10 +24,17 @@
 
 namespace sqllock::detail {
 
+class database_impl;
+
 // How long to wait for a row held by another transaction.
 struct row_wait {
   row_wait_kind kind = row_wait_kind::block;
   std::chrono::steady_clock::time_point deadline{};  // for row_wait_kind::until
+  // A stop on `stop` ends a wait as a timeout does: the waiting statement is cancelled through a
+  // connection of `cancel_via`'s pool (core/wait/statement_cancel.hpp). Without a handle to
+  // cancel through (the adapters), a stop is seen only between statements.
+  std::stop_token stop{};
+  database_impl* cancel_via = nullptr;
 };
 
 // Throws invalid_argument for a bad lock name (see lock_name.hpp) and not_supported when the

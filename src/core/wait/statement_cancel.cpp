@@ -10,17 +10,22 @@
 
 namespace sqllock::detail {
 
-cancel_on_stop::cancel_on_stop(database_impl& impl, connection& waiting, const statement_cancel_sql& sql,
-                               std::stop_token stop)
-    : impl_(impl), sql_(sql), stop_(std::move(stop)) {
-  if (!stop_.stop_possible()) return;
-  if (waiting.server_session_id == 0) {
-    const auto r = waiting.exec(sql_.session_id, {});
-    const field& id = r.rows.at(0).at(0);
-    if (!id) throw backend_error("the server did not tell this session's id (" + sql_.session_id + ")", "", 0);
-    waiting.server_session_id = std::stoll(*id);
-  }
-  session_id_ = waiting.server_session_id;
+bool server_cancel_reaches(const database_impl& impl) noexcept {
+  if (statement_cancel_statements(impl.dialect()).cancel.empty()) return false;
+  return impl.dialect() != dialect_kind::postgresql || impl.spec().prepare_statements;
+}
+
+cancel_on_stop::cancel_on_stop(database_impl& impl, connection& waiting, std::stop_token stop)
+    : impl_(impl), sql_(statement_cancel_statements(impl.dialect())), stop_(std::move(stop)) {
+  if (!stop_.stop_possible() || !server_cancel_reaches(impl)) return;
+  // Asked each time, never kept: behind a transaction-mode pooler (PgBouncer) each transaction of
+  // the connection may run on another server session, and a stale id would cancel another
+  // client's statement. Asked inside the waiting statement's transaction, where there is one, it
+  // names the server session that runs it until that transaction ends — after this scope.
+  const auto r = waiting.exec(sql_.session_id, {});
+  const field& id = r.rows.at(0).at(0);
+  if (!id) throw backend_error("the server did not tell this session's id (" + sql_.session_id + ")", "", 0);
+  session_id_ = std::stoll(*id);
   thread_ = std::jthread([this](std::stop_token done) { run(std::move(done)); });
 }
 

@@ -18,22 +18,31 @@
 #include <stop_token>
 #include <thread>
 
-#include "dialect/session_lock_sql.hpp"
+#include "dialect/transaction_sql.hpp"
 #include "driver/connection.hpp"
 
 namespace sqllock::detail {
 
 class database_impl;
 
+// Whether a stop can cancel a waiting statement of the handle `impl`: not on SQLite, whose waits
+// are the client's own, and not behind a transaction-mode pooler (PostgreSQL with ?prepare=off):
+// its small pool of server connections may have none free for the request while the waiter and
+// the holder keep theirs (PgBouncer's default_pool_size counts both). There a wait that can be
+// stopped waits in slices of kStopSlice instead, each a bounded wait of its own, and sees a stop
+// between them.
+bool server_cancel_reaches(const database_impl& impl) noexcept;
+inline constexpr std::chrono::milliseconds kStopSlice{250};
+
 inline constexpr std::chrono::milliseconds kResendEvery{100};
 inline constexpr std::chrono::milliseconds kCancelBound{500};  // plus statement_deadline's 1 s
 
 class cancel_on_stop {
  public:
-  // Arms the cancel of what `waiting` runs while this scope lives, on a stop of `stop`. Asks the
-  // server for the session's id first when it is not known (one round trip, on the calling
-  // thread, once per connection). Nothing at all when `stop` can never be stopped.
-  cancel_on_stop(database_impl& impl, connection& waiting, const statement_cancel_sql& sql, std::stop_token stop);
+  // Arms the cancel of what `waiting`, a connection of `impl`'s server, runs while this scope
+  // lives, on a stop of `stop`. Asks the server for the session's id first (one round trip, on
+  // the calling thread). Nothing at all when `stop` can never be stopped, or on SQLite.
+  cancel_on_stop(database_impl& impl, connection& waiting, std::stop_token stop);
   // Stops sending requests and waits for one in flight (at most kCancelBound).
   ~cancel_on_stop();
   cancel_on_stop(const cancel_on_stop&) = delete;
