@@ -481,6 +481,46 @@ TEST_P(StoppableLockContract, AStopEndsOnlyTheWaitAndTheWaitersOtherLocksStayHel
   other->unlock();
 }
 
+// A stop that races the holder's release either ends the wait holding nothing or returns a grant
+// the waiter holds — never a lock that nobody knows it holds: for a session kind, a cancel that
+// reaches the server just as GET_LOCK or pg_advisory_lock grants is found and kept.
+TEST_P(StoppableLockContract, AStopRacingAReleaseNeverLeavesTheLockHeldByNobody) {
+  auto db1 = open();
+  auto db2 = open();
+  auto db3 = open();
+  const auto name = fresh("raced");
+  lock_settings holder;
+  holder.owner = "holder";
+  auto a = make(db1, name, holder);
+  auto b = make(db2, name);
+  auto c = make(db3, name, holder);
+  int granted = 0;
+  for (int round = 0; round < 12; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    a->lock();
+    std::stop_source stop;
+    std::thread racer([&] {
+      std::this_thread::sleep_for(100ms);  // b waits by then
+      if (round % 2 == 0) a->unlock();
+      std::this_thread::sleep_for(std::chrono::microseconds(250 * (round / 2)));
+      stop.request_stop();
+      if (round % 2 == 1) a->unlock();
+    });
+    const bool got = b->lock(stop.get_token());
+    racer.join();
+    if (got) {
+      ++granted;
+      EXPECT_TRUE(b->holds()) << "a grant returned that the waiter does not hold";
+      b->unlock();
+    } else {
+      EXPECT_FALSE(b->holds());
+    }
+    EXPECT_TRUE(c->try_lock_for(5s)) << "the lock stayed held by nobody after the race";
+    c->unlock();
+  }
+  RecordProperty("granted", granted);
+}
+
 const auto stoppable_cases = with(&lock_capabilities::stoppable, every_target());
 SQLLOCK_CONTRACT_CASES(AllTargets, StoppableLockContract, stoppable_cases);
 

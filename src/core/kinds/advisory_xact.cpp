@@ -72,13 +72,9 @@ bool run_with_advisory_xact_lock(const database& db, const advisory_key& key,
         try {
           const server_wait_bounds waits(wait_until);
           // A stop cancels the waiting statement (core/wait/statement_cancel.hpp).
-          const cancel_on_stop cancel(impl, c, stop);
-          try {
+          run_stoppable(impl, c, stop, cancel_sent, [&] {
             own_session_or_refuse(c.exec(sql.xact_lock[kind][mode], params).rows.at(0).at(0), what);
-          } catch (const backend_error&) {
-            cancel_sent = cancel.sent();
-            throw;
-          }
+          });
           acquired = true;
         } catch (const backend_error& e) {
           // A lock granted in the instant the timeout (or a stop's cancel) fired belongs to this

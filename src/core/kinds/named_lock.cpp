@@ -61,14 +61,12 @@ class named_protocol final : public session_lock_protocol {
         // is asked once the scope ended (no request in flight any more).
         bool cancel_sent = false;
         std::optional<bool> got;
-        {
-          const cancel_on_stop cancel(impl_, conn, stop);
-          try {
-            got = get_lock(conn, seconds_text(wait), /*null_is_error=*/!stop.stop_possible());
-          } catch (const backend_error&) {
-            if (!cancel.sent()) throw;
-          }
-          cancel_sent = cancel.sent();
+        try {
+          got = run_stoppable(impl_, conn, stop, cancel_sent, [&] {
+            return get_lock(conn, seconds_text(wait), /*null_is_error=*/!stop.stop_possible());
+          });
+        } catch (const backend_error&) {
+          if (!cancel_sent) throw;
         }
         if (got && *got) return true;
         if (cancel_sent) return held_now(conn);  // a grant is kept, a stop is not undone

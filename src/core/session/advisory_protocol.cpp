@@ -94,15 +94,11 @@ bool advisory_protocol::acquire(connection& conn, lock_mode mode, std::optional<
     bool cancel_sent = false;
     try {
       const server_wait_bounds waits(deadline);  // the statement waits on the server: its bound covers that
-      // A stop cancels the waiting statement. The scope ends (no request in flight any more)
-      // before anything else runs on this session, the pg_locks check below included.
-      const cancel_on_stop cancel(impl_, conn, stop);
-      try {
+      // A stop cancels the waiting statement; no request is in flight once it ended, so none
+      // can hit the pg_locks check below or the lock_timeout reset.
+      run_stoppable(impl_, conn, stop, cancel_sent, [&] {
         own_session_or_refuse(conn.exec(sql_.lock[kind_][m], params).rows.at(0).at(0), description_);
-      } catch (...) {
-        cancel_sent = cancel.sent();
-        throw;
-      }
+      });
       held = true;
     } catch (const not_supported&) {
       failure = std::current_exception();  // refused without waiting; lock_timeout is reset below

@@ -31,12 +31,12 @@ bool cancelled_by_stop(connection& conn, const row_wait& wait, Statement stateme
     statement();
     return false;
   }
-  const cancel_on_stop cancel(*wait.cancel_via, conn, wait.stop);
+  bool cancel_sent = false;
   try {
-    statement();
+    run_stoppable(*wait.cancel_via, conn, wait.stop, cancel_sent, statement);
     return false;
   } catch (const backend_error&) {
-    if (cancel.sent()) return true;  // PostgreSQL 57014, MySQL 1317: the statement alone was undone
+    if (cancel_sent) return true;  // PostgreSQL 57014, MySQL 1317: the statement alone was undone
     throw;
   }
 }

@@ -29,7 +29,15 @@ cancel_on_stop::cancel_on_stop(database_impl& impl, connection& waiting, std::st
   thread_ = std::jthread([this](std::stop_token done) { run(std::move(done)); });
 }
 
-cancel_on_stop::~cancel_on_stop() = default;  // thread_ is asked to stop and joined
+cancel_on_stop::~cancel_on_stop() { finish(); }
+
+bool cancel_on_stop::finish() noexcept {
+  if (thread_.joinable()) {
+    thread_.request_stop();
+    thread_.join();
+  }
+  return sent_.load();
+}
 
 void cancel_on_stop::run(std::stop_token done) {
   std::mutex m;

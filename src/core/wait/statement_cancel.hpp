@@ -9,8 +9,10 @@
 // ignored too (PostgreSQL ignores a cancel while it reads the next command, MariaDB resets a
 // KILL QUERY when the next command starts). Requests are sent from a thread of the scope, so the
 // thread that asks for the stop never waits on the network, and each under a bound of its own
-// (kCancelBound), so that a cut network cannot hold the waiting thread when the scope ends: it
-// joins that thread.
+// (kCancelBound, and database_options::connect_timeout when the pool must open a connection for
+// it), which is the most a cut network can add to the end of the scope: it joins that thread.
+// A stop needs the server to answer that second connection: on a silently cut network the waiting
+// statement runs on until its own bound ends it (a timed wait's deadline), or TCP gives up.
 #pragma once
 
 #include <atomic>
@@ -43,13 +45,14 @@ class cancel_on_stop {
   // lives, on a stop of `stop`. Asks the server for the session's id first (one round trip, on
   // the calling thread). Nothing at all when `stop` can never be stopped, or on SQLite.
   cancel_on_stop(database_impl& impl, connection& waiting, std::stop_token stop);
-  // Stops sending requests and waits for one in flight (at most kCancelBound).
+  // finish().
   ~cancel_on_stop();
   cancel_on_stop(const cancel_on_stop&) = delete;
   cancel_on_stop& operator=(const cancel_on_stop&) = delete;
 
-  // Whether a request was sent: the statement may have ended because of it.
-  bool sent() const noexcept { return sent_.load(); }
+  // Stops sending requests and waits for one in flight (bounded as above); then whether a request
+  // was sent: the statement may have ended because of it.
+  bool finish() noexcept;
 
  private:
   void run(std::stop_token done);
@@ -61,5 +64,21 @@ class cancel_on_stop {
   std::atomic<bool> sent_{false};
   std::jthread thread_;  // last: stops (and is joined) first
 };
+
+// Runs `statement()`, one that waits on `waiting`, in a cancel_on_stop scope, and returns what it
+// returns or throws what it throws. `cancel_sent` then tells whether a cancel request was sent (the
+// statement may have ended because of it), and no request is in flight any more, so nothing the
+// caller runs next on the session can be cancelled by one.
+template <class Statement>
+decltype(auto) run_stoppable(database_impl& impl, connection& waiting, std::stop_token stop, bool& cancel_sent,
+                             Statement&& statement) {
+  cancel_on_stop cancel(impl, waiting, std::move(stop));
+  struct report {
+    cancel_on_stop& scope;
+    bool& sent;
+    ~report() { sent = scope.finish(); }
+  } const on_end{cancel, cancel_sent};
+  return statement();
+}
 
 }  // namespace sqllock::detail
