@@ -349,11 +349,11 @@ TEST_P(AdvisoryLockTest, AStopEndsAnXactLockWaitWithoutRunningTheFunction) {
   advisory_lock session(other, key);
   session.lock();
   std::stop_source stop;
+  const auto start = std::chrono::steady_clock::now();  // before the stopper starts its 300 ms
   std::thread stopper([&] {
     std::this_thread::sleep_for(300ms);
     stop.request_stop();
   });
-  const auto start = std::chrono::steady_clock::now();
   const auto got = with_advisory_xact_lock(db, key, stop.get_token(), [] {
     ADD_FAILURE() << "must not run";
     return 1;

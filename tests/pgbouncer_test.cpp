@@ -320,11 +320,11 @@ TEST_F(PgbouncerTest, AStopEndsATransactionAdvisoryLockWaitThroughThePooler) {
     });
     held.get_future().wait();
     std::stop_source stop;
+    const auto start = std::chrono::steady_clock::now();  // before the stopper starts its 300 ms
     std::thread stopper([&] {
       std::this_thread::sleep_for(300ms);
       stop.request_stop();
     });
-    const auto start = std::chrono::steady_clock::now();
     const bool ran = with_advisory_xact_lock(db, key, stop.get_token(), [] {});
     const auto took = std::chrono::steady_clock::now() - start;
     stopper.join();

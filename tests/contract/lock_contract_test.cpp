@@ -421,11 +421,11 @@ TEST_P(StoppableLockContract, AStopEndsTheWaitPromptlyAndLeavesNothingBehind) {
   for (const bool timed : {false, true}) {
     SCOPED_TRACE(timed ? "try_lock_for(30 s, stop)" : "lock(stop)");
     std::stop_source stop;
+    const auto start = clock_type::now();  // before the stopper starts its 300 ms
     std::thread stopper([&] {
       std::this_thread::sleep_for(300ms);
       stop.request_stop();
     });
-    const auto start = clock_type::now();
     const bool got = timed ? b->try_lock_for(30s, stop.get_token()) : b->lock(stop.get_token());
     const auto took = clock_type::now() - start;
     stopper.join();
