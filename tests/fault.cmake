@@ -12,6 +12,7 @@ add_executable(sqllock_fault
   fault/net_link.cpp fault/told_check.cpp fault/told_late.cpp fault/stall_monitor.cpp)
 target_include_directories(sqllock_fault PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(sqllock_fault PRIVATE sqllock_build_flags sqllock_test_support)
+sqllock_precompile(sqllock_fault REUSE sqllock_test_support)
 target_compile_definitions(sqllock_fault PRIVATE SQLLOCK_SERVERS_SCRIPT="${PROJECT_SOURCE_DIR}/scripts/test-servers.sh"
   SQLLOCK_HA_SCRIPT="${PROJECT_SOURCE_DIR}/scripts/ha-servers.sh")
 

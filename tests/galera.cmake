@@ -27,6 +27,7 @@ if(SQLLOCK_HAVE_MYSQL AND SQLLOCK_HAVE_SOCI)
   # The adapters' lock_row needs the client libraries, as in an application.
   target_link_libraries(galera_test PRIVATE sqllock_build_flags sqllock_test_support GTest::gtest_main
     sqllock_dep_mysqlcppconn sqllock_dep_soci)
+  sqllock_precompile(galera_test REUSE sqllock_test_support)
   target_compile_definitions(galera_test PRIVATE
     SQLLOCK_HA_SERVERS_SCRIPT="${_ha_servers}" SQLLOCK_GALERA_STATE_DIR="${SQLLOCK_GALERA_STATE_DIR}")
   if(SQLLOCK_SANITIZE)
