@@ -75,6 +75,18 @@ struct error_sink {
   }
 };
 
+// Every target a suite runs on: the driver × dialect pairs and the two PgBouncer pairs.
+inline std::vector<target> every_target() {
+  auto out = all_targets();
+  for (auto& t : pgbouncer_targets()) out.push_back(t);
+  return out;
+}
+
+// The kind × target cases over `targets` whose kind has the capability `flag`.
+inline std::vector<lock_case> with(bool lock_capabilities::*flag, const std::vector<target>& targets) {
+  return lock_cases(targets, [flag](const lock_kind& k) { return k.can.*flag; });
+}
+
 // The instantiation of a contract suite over `cases` (prefix: the target family).
 #define SQLLOCK_CONTRACT_CASES(prefix, suite, cases)                  \
   INSTANTIATE_TEST_SUITE_P(prefix, suite, ::testing::ValuesIn(cases), \

@@ -20,18 +20,6 @@ namespace {
 using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
 
-// Every target a suite runs on: the driver × dialect pairs and the two PgBouncer pairs.
-std::vector<target> every_target() {
-  auto out = all_targets();
-  for (auto& t : pgbouncer_targets()) out.push_back(t);
-  return out;
-}
-
-// The kind × target cases over `targets` whose kind has the capability `flag`.
-std::vector<lock_case> with(bool lock_capabilities::*flag, const std::vector<target>& targets) {
-  return lock_cases(targets, [flag](const lock_kind& k) { return k.can.*flag; });
-}
-
 // ---- every kind
 
 class LockContract : public LockContractTest {

@@ -345,6 +345,7 @@ void add_object_entry_points(lock_kind& k) {
     if (s.on_lost) o.on_lost = s.on_lost;
     if constexpr (requires { o.ttl; }) {
       if (s.ttl) o.ttl = *s.ttl;
+      if (s.auto_renew) o.auto_renew = *s.auto_renew;
     } else {
       if (s.keepalive) o.keepalive = *s.keepalive;
     }
@@ -376,6 +377,7 @@ lock_kind table_kind() {
     const auto c = first_field(sql(observer, "SELECT count FROM " + observer.table() + " WHERE resource = $1", {name}));
     return c.empty() ? 0 : std::stoll(c);
   };
+  k.force_release = [](const database& admin, const std::string& name) { sqllock::force_release(admin, name); };
   k.supported_on = [](dialect_kind) { return true; };
   return k;
 }
@@ -404,6 +406,10 @@ lock_kind queue_kind_of(std::string kind_name, char kind) {
                                        "_queue WHERE resource = $1 AND kind = $2 ORDER BY ticket",
                                    {name, tag}));
     return c.empty() ? 0 : std::stoll(c);
+  };
+  const auto queue = kind == 'F' ? queue_lock_kind::fair : queue_lock_kind::rw;
+  k.force_release = [queue](const database& admin, const std::string& name) {
+    force_release_queue_entries(admin, name, queue);
   };
   k.supported_on = [](dialect_kind) { return true; };
   return k;
@@ -446,6 +452,7 @@ multi_lock_options multi_options(const lock_settings& s) {
   if (s.on_unlock_error) o.on_unlock_error = s.on_unlock_error;
   if (s.on_lost) o.on_lost = s.on_lost;
   if (s.ttl) o.ttl = *s.ttl;
+  if (s.auto_renew) o.auto_renew = *s.auto_renew;
   return o;
 }
 
@@ -486,6 +493,8 @@ lock_kind multi_kind() {
     EXPECT_EQ(r.rows.front().at(1), r.rows.back().at(1)) << "every name of the set has the same level";
     return std::stoll(r.rows.front().at(1).value());
   };
+  // One name of the set: the set is lost with it.
+  k.force_release = [](const database& admin, const std::string& name) { sqllock::force_release(admin, name); };
   k.supported_on = [](dialect_kind) { return true; };
   return k;
 }
@@ -544,6 +553,7 @@ semaphore_options semaphore_settings(const lock_settings& s) {
   if (s.on_unlock_error) o.on_unlock_error = s.on_unlock_error;
   if (s.on_lost) o.on_lost = s.on_lost;
   if (s.ttl) o.ttl = *s.ttl;
+  if (s.auto_renew) o.auto_renew = *s.auto_renew;
   return o;
 }
 
@@ -572,6 +582,7 @@ lock_kind semaphore_kind() {
   k.recorded_level = [](const database& observer, const std::string& name) -> std::optional<std::int64_t> {
     return static_cast<std::int64_t>(find_permits(observer, name).size());
   };
+  k.force_release = [](const database& admin, const std::string& name) { force_release_permits(admin, name); };
   k.supported_on = [](dialect_kind) { return true; };
   return k;
 }

@@ -74,6 +74,7 @@ struct lock_settings {
   std::function<void()> on_lost;
   std::optional<std::chrono::milliseconds> keepalive;  // session kinds
   std::optional<std::chrono::milliseconds> ttl;        // leased kinds
+  std::optional<bool> auto_renew;                      // leased kinds: false keeps the first lease
 };
 
 // A lock object (table_lock, advisory_lock, named_lock) behind one interface.
@@ -190,6 +191,9 @@ struct lock_kind {
   std::function<std::optional<std::int64_t>(const database& observer, const std::string& lock)> recorded_level;
   // session_scoped kinds: ends the server session that holds `lock`, from `admin`.
   std::function<void(const database& admin, const std::string& lock)> kill_holder_session;
+  // leased kinds: deletes the rows that hold `lock` whatever their owner (the operator's forced
+  // release: sqllock release --force), from `admin`.
+  std::function<void(const database& admin, const std::string& lock)> force_release;
   // The dialects that have this kind, and, for the others, what its not_supported error must
   // name: the databases that have it and the alternative there.
   std::function<bool(dialect_kind)> supported_on;
