@@ -139,6 +139,11 @@ sqllock_fault_control_test(unordered_queue.postgresql --database postgresql --ki
 # (sqllock's rw_lock holders around it): write-overlap must see a writer holding with it.
 sqllock_fault_control_test(reader_ignores_writer.postgresql --database postgresql --kind rw --seconds 20
   --control reader-ignores-writer --restarts 0 --expect-violation write-overlap)
+# One thread per process leaves a place behind after each release that returned ok (nobody holds,
+# leaves or renews it; its lease is 3 L): queue-stall must see the name free for longer than its
+# bound while waiters queue behind the leaked place, with no failed call or fault to excuse it.
+sqllock_fault_control_test(leaked_place.postgresql --database postgresql --kind fair --seconds 20
+  --control leaked-place --restarts 0 --faults pause-short --expect-violation queue-stall)
 # Every thread holds a table_lock but ignores its lost signal, and learns of a loss only when a
 # statement of its own through its lock connections returns (fault/told_late.hpp): the lost signal
 # of a renewal that hangs, as it was. Under silent partitions only, told-before-granted must see

@@ -50,6 +50,10 @@ enum class control {
   // ignoring the writers ahead of it: thread 0 of each process, among sqllock's rw_lock holders
   // (fault/queue_rogue.hpp). PostgreSQL only.
   reader_ignores_writer,
+  // A fair_lock holder whose release, once it has returned ok, leaves a place behind that nobody
+  // holds, leaves or renews — as a give-back that reports success and deletes nothing would: thread
+  // 0 of each process, among sqllock's fair_lock holders (fault/queue_rogue.hpp). PostgreSQL only.
+  leaked_place,
   // A table_lock holder that ignores the library's lost signal and learns of a loss only from a
   // statement of its own through its (maybe partitioned) lock connection, once that statement
   // returns — the lost signal as it was before the local deadline fired it (fault/told_late.hpp).

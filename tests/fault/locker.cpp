@@ -66,6 +66,12 @@ std::unique_ptr<locker> make_locker(const run_config& cfg, const database& db, i
       // One rogue reader per process among sqllock's own rw_lock holders.
       if (thread_index == 0) return std::make_unique<locker>(rogue_reader_holders(cfg, db, thread_index));
       break;
+    case control::leaked_place:
+      // One leaking thread per process among sqllock's own fair_lock holders.
+      if (thread_index == 0)
+        return std::make_unique<locker>(
+            leaked_place_holders(cfg, db, thread_index, holders(cfg, db, lock_kind::fair, thread_index)));
+      break;
     case control::told_on_return:
       // Every thread: any holder a partition hits must be one that learns late.
       return std::make_unique<locker>(

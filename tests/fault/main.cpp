@@ -3,7 +3,7 @@
 //   sqllock_fault --database postgresql|mariadb|sqlite --kind table|advisory|named|row|semaphore|latch|multi|fair|rw[,…]
 //                 [--setup standalone|pgaf|galera] [--seconds N] [--long]
 //                 [--control none|unsafe-release|client-clock|count-then-insert|rogue-count-down|sequential-multi|
-//                            unordered-queue|reader-ignores-writer|told-on-return]
+//                            unordered-queue|reader-ignores-writer|leaked-place|told-on-return]
 //                 [--permits N] [--latch-count N] [--names-per-set K]
 //                 [--expect-violation NAME]… [--expect-refusal] [--processes N] [--threads M]
 //                 [--resources K] [--lease-ms L] [--keepalive-ms K] [--fault-every-ms F]
@@ -168,6 +168,8 @@ run_config config_of(const options& o) {
   if (c.ctl == control::reader_ignores_writer &&
       (c.dialect != sqllock::dialect_kind::postgresql || c.kind != lock_kind::rw))
     throw std::invalid_argument("--control reader-ignores-writer needs --database postgresql --kind rw");
+  if (c.ctl == control::leaked_place && (c.dialect != sqllock::dialect_kind::postgresql || c.kind != lock_kind::fair))
+    throw std::invalid_argument("--control leaked-place needs --database postgresql --kind fair");
   // (A worker is not given the run's faults, only --net 1 when they include network faults.)
   const bool network = injects_network_faults(c) || number(o, "net", 0) != 0;
   if (c.ctl == control::told_on_return &&

@@ -143,6 +143,28 @@ class rogue_reader_holder final : public rogue_base {
   std::chrono::milliseconds lease_;
 };
 
+class leaked_place_holder final : public rogue_base {
+ public:
+  leaked_place_holder(const run_config& cfg, const database& db, std::string res, int thread,
+                      std::unique_ptr<test::lock_holder> inner)
+      : rogue_base(db, std::move(res), "F", thread), lease_(cfg.lease), inner_(std::move(inner)) {}
+
+  std::optional<test::release_result> hold(std::chrono::milliseconds wait, const test::hold_hooks& hooks) override {
+    const auto r = inner_->hold(wait, hooks);
+    if (r == test::release_result::ok) {
+      try {
+        enqueue(true, 3 * lease_);  // and never seen again
+      } catch (const error&) {
+      }
+    }
+    return r;
+  }
+
+ private:
+  std::chrono::milliseconds lease_;
+  std::unique_ptr<test::lock_holder> inner_;
+};
+
 template <class Holder>
 std::vector<std::unique_ptr<test::lock_holder>> holders_of(const run_config& cfg, const database& db, int thread) {
   std::vector<std::unique_ptr<test::lock_holder>> out;
@@ -151,6 +173,15 @@ std::vector<std::unique_ptr<test::lock_holder>> holders_of(const run_config& cfg
 }
 
 }  // namespace
+
+std::vector<std::unique_ptr<test::lock_holder>> leaked_place_holders(
+    const run_config& cfg, const database& db, int thread, std::vector<std::unique_ptr<test::lock_holder>> inner) {
+  std::vector<std::unique_ptr<test::lock_holder>> out;
+  for (int i = 0; i < cfg.resources; ++i)
+    out.push_back(std::make_unique<leaked_place_holder>(cfg, db, resource_name(i), thread,
+                                                        std::move(inner.at(static_cast<std::size_t>(i)))));
+  return out;
+}
 
 void create_barge_table(const database& db) {
   sql(db, "CREATE TABLE fault_barge (k text PRIMARY KEY, ticket bigint NOT NULL, expires_at timestamptz NOT NULL)");

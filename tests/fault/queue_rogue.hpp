@@ -16,6 +16,13 @@
 // process of an rw run, among sqllock's rw_lock holders): a reader that takes a reader's place and
 // holds at once, whatever is ahead of it — also a writer that holds. sqllock's writers behind its
 // place wait for it as for any reader; the writers ahead hold with it: write-overlap must see them.
+//
+// "Leaked place" (leaked_place_holders, --control leaked-place, thread 0 of each process of a fair
+// run, among sqllock's fair_lock holders): sqllock's own holder, whose release, once it has
+// returned ok, leaves a place of the name behind (a new one, ticket drawn as sqllock draws it,
+// lease 3 L, never held, left or renewed), as a give-back that reports success and deletes nothing
+// would. Nothing excuses the wait: no call failed and no fault hit it. The waiters behind the
+// place wait out its lease while the name is free: queue-stall must see it.
 #pragma once
 
 #include <memory>
@@ -38,5 +45,10 @@ std::vector<std::unique_ptr<test::lock_holder>> unordered_queue_holders(const ru
 // `db`; its sections are queue_sections in read mode.
 std::vector<std::unique_ptr<test::lock_holder>> rogue_reader_holders(const run_config& cfg, const database& db,
                                                                      int thread);
+
+// One leaking holder per resource, each wrapping inner[i] (sqllock's fair_lock holder of
+// resource_name(i)) for worker thread `thread`, over `db`.
+std::vector<std::unique_ptr<test::lock_holder>> leaked_place_holders(
+    const run_config& cfg, const database& db, int thread, std::vector<std::unique_ptr<test::lock_holder>> inner);
 
 }  // namespace sqllock::fault
