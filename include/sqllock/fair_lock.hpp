@@ -105,7 +105,8 @@ class SQLLOCK_API fair_lock {
   void unlock() noexcept;
 
   // Like unlock(), but throws: not_held when the calling owner holds nothing here, or when its
-  // hold was lost; connection_error / backend_error on failure.
+  // hold was lost; connection_error / backend_error / outcome_unknown as table_lock::release()
+  // (after the first two the level is still held, for another release).
   void release();
 
   // True while the calling owner holds the lock and its lease has not run out (local clock).

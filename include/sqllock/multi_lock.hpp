@@ -126,9 +126,12 @@ class SQLLOCK_API multi_lock {
   // Like unlock(), but throws. Releases the names in reverse order, one statement each. not_held
   // when the calling owner holds nothing here, or when a name's lease was lost and taken over
   // (the other names are released first; the lost name's row is left to its new owner).
-  // connection_error / outcome_unknown / backend_error when a name could not be released: the
-  // release still went on with the other names, and the names it could not release are given up
-  // like lost ones (renewal stops, the row is deleted by the renewal thread or expires).
+  // connection_error / backend_error when the first name could not be released (no connection, a
+  // statement the server refused): nothing was given back and the set is still held and renewed,
+  // so release() may be called again. When a later name fails, or any with outcome_unknown (the
+  // answer was lost), the release still goes on with the other names, and the names it could not
+  // release are given up like lost ones (renewal stops, the row is deleted by the renewal thread
+  // or expires).
   void release();
 
   // True while the calling owner holds every name and no lease has run out (by the local clock,

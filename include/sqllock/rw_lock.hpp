@@ -97,7 +97,8 @@ class SQLLOCK_API rw_lock {
   }
   // Gives back one write level; never throws (errors go to on_unlock_error).
   void unlock() noexcept;
-  // The same, throwing not_held (nothing held, or the hold was lost) or a database error.
+  // The same, throwing not_held (nothing held, or the hold was lost) or a database error, as
+  // table_lock::release() (after connection_error or backend_error the level is still held).
   void release();
 
   // ---- read (shared): the same contracts.

@@ -93,8 +93,10 @@ class SQLLOCK_API permit {
 
   // Gives the permit back; afterwards this object holds nothing. Throws not_held when it holds
   // nothing, or when the lease was lost and the slot taken over (the row is left to its new
-  // holder); connection_error / backend_error on failure (the permit then counts as given up:
-  // its row, if still there, runs out with its lease).
+  // holder); connection_error / backend_error when the release could not be made (no connection,
+  // a statement the server refused: the permit is still held and renewed, so release() may be
+  // called again; its destructor gives it up after one try); outcome_unknown when its answer was
+  // lost (the permit is given up: if the release did not happen, its row runs out with its lease).
   void release();
 
  private:

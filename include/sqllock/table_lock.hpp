@@ -107,7 +107,10 @@ class SQLLOCK_API table_lock {
 
   // Like unlock(), but throws: not_held when the calling owner holds nothing here (unlock without
   // lock, or from a thread other than the one that locked), or when the lease was lost and taken
-  // over (the row is left to its new owner); connection_error / backend_error on failure.
+  // over (the row is left to its new owner); connection_error / backend_error when the release
+  // could not be made (no connection, a statement the server refused: the level is still held and
+  // renewed, so release() may be called again); outcome_unknown when its answer was lost (the hold
+  // is given up: if the release did not happen, its row runs out with its lease).
   void release();
 
   // True while the calling owner holds the lock and its lease has not run out (by the local

@@ -3,7 +3,8 @@
 // an unrenewed hold ends at its local deadline and is signalled lost, an expired hold is taken
 // over with a higher fence and cannot be released late, a forced release (the operator's
 // `sqllock release --force`, the reaper's delete) is a loss the holder is told of, and a wait that
-// gives up leaves nothing behind (a queue kind's place, a semaphore's slot).
+// gives up leaves nothing behind (a queue kind's place, a semaphore's slot); and, on PostgreSQL, a
+// release the server refuses keeps the hold for another release.
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -12,6 +13,7 @@
 #include "contract/contract_fixture.hpp"
 #include "sqllock/error.hpp"
 #include "support/program.hpp"
+#include "support/session_lock_fixture.hpp"
 #include "support/time_scale.hpp"
 
 namespace sqllock::test {
@@ -160,6 +162,41 @@ TEST_P(LeasedLockContract, AWaitThatGivesUpLeavesNothingBehind) {
 
 const auto leased_cases = with(&lock_capabilities::leased, every_target());
 SQLLOCK_CONTRACT_CASES(AllTargets, LeasedLockContract, leased_cases);
+
+// ---- on PostgreSQL, whose runtime role's rights are per table: a release the server refuses
+
+class LeasedReleaseContract : public LeasedLockContract {};
+
+// A release the server refuses — here because the runtime role lost its UPDATE and DELETE rights
+// on the lock tables — changed nothing: the hold is still held, renewed and shown, and release()
+// may be called again (the rule of release_level, core/lease/lease_release.hpp; a semaphore's
+// permit was given up by such a failure, a multi_lock's set too).
+TEST_P(LeasedReleaseContract, AReleaseTheServerRefusesKeepsTheHoldForAnotherRelease) {
+  ASSERT_TRUE(where().least_privilege()) << "needs a runtime role distinct from the schema owner";
+  auto db = open();
+  auto owner = open_owner();
+  auto observer = open();
+  const auto name = fresh("refused");
+  auto a = make(db, name);
+  ASSERT_TRUE(a->try_lock());
+  const auto fence = a->fence();
+  const auto role = sql(db, "SELECT current_user").rows.at(0).at(0).value();
+  const auto tables = table_ + ", " + table_ + "_permits, " + table_ + "_queue";
+  sql(owner, "REVOKE UPDATE, DELETE ON " + tables + " FROM " + role);
+  EXPECT_THROW(a->release(), permission_denied);
+  sql(owner, "GRANT UPDATE, DELETE ON " + tables + " TO " + role);
+  EXPECT_TRUE(a->holds()) << "a release that changed nothing gave the hold up";
+  EXPECT_FALSE(a->lost_token().stop_requested());
+  EXPECT_EQ(a->fence(), fence);
+  EXPECT_TRUE(kind().shown_held(observer, name));
+  EXPECT_FALSE(make(observer, name)->try_lock()) << "another owner got the lock while it was held";
+  a->release();
+  EXPECT_FALSE(a->holds());
+  EXPECT_FALSE(kind().shown_held(observer, name));
+}
+
+const auto refused_release_cases = with(&lock_capabilities::leased, targets_of(dialect_kind::postgresql));
+SQLLOCK_CONTRACT_CASES(PostgresqlTargets, LeasedReleaseContract, refused_release_cases);
 
 }  // namespace
 }  // namespace sqllock::test

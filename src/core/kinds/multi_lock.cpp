@@ -220,6 +220,7 @@ class multi_lock_state {
     for (const auto& p : parts) slots.push_back(p.slot);
     const auto ops = take_turns(slots);
     bool lost = false;
+    bool released = false;  // some name was given back
     std::exception_ptr failure;
     for (std::size_t k = parts.size(); k-- > 0;) {  // reverse name order
       lease_slot& slot = *parts[k].slot;
@@ -233,11 +234,15 @@ class multi_lock_state {
         auto conn = impl_.borrow();
         if (table_store(*conn, impl_.sql()).release(names_[k], owner, view.fence, view.depth)) {
           registry.record_released(slot);
+          released = true;
         } else {
           registry.mark_lost(slot);  // taken over (or released by force)
           lost = true;
         }
-      } catch (const std::exception&) {
+      } catch (const std::exception& e) {
+        // Nothing given back or lost yet, and nothing changed (no connection, a refused statement):
+        // the set is held as it was, still renewed, for another release (release_level's rule).
+        if (!released && !lost && !dynamic_cast<const outcome_unknown*>(&e)) throw;
         // Given up like a lost name: renewal stops, and if the row is still there the renewal
         // thread deletes it (by owner and fence) as an orphan. The other names are released.
         if (!failure) failure = std::current_exception();

@@ -8,6 +8,7 @@
 #include "common/lock_name.hpp"
 #include "core/handle/database_impl.hpp"
 #include "core/lease/lease_grant.hpp"
+#include "core/lease/lease_release.hpp"
 #include "core/hold/ownership.hpp"
 #include "core/lease/permit_store.hpp"
 #include "core/wait/retry_wait.hpp"
@@ -68,7 +69,7 @@ class permit_state {
   ~permit_state() {
     if (!slot_) return;
     shared_->who.unlock([&] { release(); });
-    let_go();  // a release that threw gave the permit up: it is not retried
+    abandon();  // a release that threw gives the permit up here: it is not retried
   }
 
   hold_view view() const {
@@ -95,31 +96,34 @@ class permit_state {
       let_go();
       throw not_held(shared_->who.lost_before_release("its lease expired or it was released by force"));
     }
-    const releasing_scope releasing(registry, *slot);
-    bool released = false;
+    auto outcome = level_release::released;
     try {
-      auto conn = shared_->impl.borrow();
-      released = shared_->store(*conn).release(slot->resource, slot->owner, v.fence);
-    } catch (...) {
-      // Stop renewing: if the release did not happen, the row runs out with its lease (or the
-      // watchdog deletes it as an orphan).
-      registry.forget(*slot);
-      let_go();
+      outcome = release_level(registry, *slot, v, [&](const hold_view& held) {
+        auto conn = shared_->impl.borrow();
+        return shared_->store(*conn).release(slot->resource, slot->owner, held.fence);
+      });
+    } catch (const outcome_unknown&) {
+      let_go();  // no longer renewed (release_level): the permit is given up
       throw;
-    }
-    if (!released) {
-      registry.mark_lost(*slot);
-      registry.forget(*slot);
-      let_go();
+    }  // any other error: the permit is still held and renewed, for another release()
+    let_go();
+    if (outcome == level_release::lost)
       throw not_held(shared_->who.what() +
                      " is no longer held: its lease expired and another holder took the slot "
                      "over (or it was released by force)");
-    }
-    registry.record_released(*slot);
-    let_go();
   }
 
  private:
+  // Gives the permit up locally: no longer renewed; if its row is still there, the watchdog
+  // deletes it as an orphan.
+  void abandon() noexcept {
+    if (!slot_) return;
+    try {
+      shared_->impl.registry().forget(*slot_);
+    } catch (...) {
+    }
+    let_go();
+  }
   void let_go() noexcept {
     if (!slot_) return;
     slot_->loss.clear(this);

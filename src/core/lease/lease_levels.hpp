@@ -11,8 +11,9 @@
 #include <string>
 #include <string_view>
 
-#include "core/lease/lease_registry.hpp"
 #include "core/hold/ownership.hpp"
+#include "core/lease/lease_registry.hpp"
+#include "core/lease/lease_release.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/lock_options.hpp"
 
@@ -53,10 +54,11 @@ class lease_levels {
   }
 
   // Gives back one level of `mode` of the owner's hold with `statement(view)`, which returns false
-  // when the row is no longer the owner's (lost: `lost_message` is the not_held message). Throws
-  // not_held when the owner holds no such level, or its hold was lost before; what the statement
-  // throws otherwise (after an outcome_unknown the slot is no longer renewed: the watchdog finds
-  // the row orphaned if the release did not happen).
+  // when the row is no longer the owner's (lost: `lost_message` is the not_held message), by the
+  // rule of release_level (core/lease/lease_release.hpp). Throws not_held when the owner holds no
+  // such level, or its hold was lost before; what the statement throws otherwise: after an
+  // outcome_unknown the owner's hold is dropped, after any other error it is kept, still renewed,
+  // for another release.
   template <class Statement>
   void release(const std::string& owner, std::size_t mode, Statement statement, std::string_view lost_message) {
     const auto mine = levels_.find(owner);
@@ -69,22 +71,17 @@ class lease_levels {
       drop_one(owner, mode);
       throw not_held(who_.lost_before_release("its lease expired or it was released by force"));
     }
-    bool released = false;
-    const releasing_scope releasing(registry_, *slot);
+    auto outcome = level_release::released;
     try {
-      released = statement(view);
+      outcome = release_level(registry_, *slot, view, statement);
     } catch (const outcome_unknown&) {
-      registry_.forget(*slot);
       drop(owner);
       throw;
     }
-    if (!released) {
-      registry_.mark_lost(*slot);
-      registry_.forget(*slot);
+    if (outcome == level_release::lost) {
       drop(owner);
       throw not_held(who_.what() + std::string(lost_message));
     }
-    registry_.record_released(*slot);
     drop_one(owner, mode);
   }
 
