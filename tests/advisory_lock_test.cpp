@@ -14,6 +14,7 @@
 #include "support/lockable.hpp"
 #include "support/program.hpp"
 #include "support/session_lock_fixture.hpp"
+#include "support/stop_after.hpp"
 #include "support/time_scale.hpp"
 
 namespace sqllock::test {
@@ -349,17 +350,12 @@ TEST_P(AdvisoryLockTest, AStopEndsAnXactLockWaitWithoutRunningTheFunction) {
   advisory_lock session(other, key);
   session.lock();
   std::stop_source stop;
-  const auto start = std::chrono::steady_clock::now();  // before the stopper starts its 300 ms
-  std::thread stopper([&] {
-    std::this_thread::sleep_for(300ms);
-    stop.request_stop();
-  });
+  const stop_after stopper(stop, 300ms);
   const auto got = with_advisory_xact_lock(db, key, stop.get_token(), [] {
     ADD_FAILURE() << "must not run";
     return 1;
   });
-  const auto took = std::chrono::steady_clock::now() - start;
-  stopper.join();
+  const auto took = std::chrono::steady_clock::now() - stopper.started();
   EXPECT_EQ(got, std::nullopt);
   EXPECT_GE(took, 300ms) << "ended before the stop";
   EXPECT_LT(took, scaled(1300ms)) << "the stop did not end the wait promptly";

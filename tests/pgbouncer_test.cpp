@@ -35,6 +35,7 @@
 #include "support/fresh_database.hpp"
 #include "support/processes.hpp"
 #include "support/program.hpp"
+#include "support/stop_after.hpp"
 #include "support/temp_dir.hpp"
 #include "support/test_env.hpp"
 #include "support/time_scale.hpp"
@@ -320,14 +321,13 @@ TEST_F(PgbouncerTest, AStopEndsATransactionAdvisoryLockWaitThroughThePooler) {
     });
     held.get_future().wait();
     std::stop_source stop;
-    const auto start = std::chrono::steady_clock::now();  // before the stopper starts its 300 ms
-    std::thread stopper([&] {
-      std::this_thread::sleep_for(300ms);
-      stop.request_stop();
-    });
-    const bool ran = with_advisory_xact_lock(db, key, stop.get_token(), [] {});
-    const auto took = std::chrono::steady_clock::now() - start;
-    stopper.join();
+    bool ran = true;
+    std::chrono::steady_clock::duration took{};
+    {
+      const stop_after stopper(stop, 300ms);
+      ran = with_advisory_xact_lock(db, key, stop.get_token(), [] {});
+      took = std::chrono::steady_clock::now() - stopper.started();
+    }
     done.set_value();
     holder.join();
     EXPECT_FALSE(ran);

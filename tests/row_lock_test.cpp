@@ -9,6 +9,7 @@
 #include "sqllock/error.hpp"
 #include "sqllock/row_lock.hpp"
 #include "support/lock_fixture.hpp"
+#include "support/stop_after.hpp"
 #include "support/time_scale.hpp"
 
 namespace sqllock::test {
@@ -197,19 +198,14 @@ TEST_P(RowLockTest, AStopEndsTheWaitWithoutRunningTheFunction) {
   for (const bool timed : {false, true}) {
     SCOPED_TRACE(timed ? "try_with_row_lock_for(30 s, stop, …)" : "with_row_lock(stop, …)");
     std::stop_source stop;
-    const auto start = clock_type::now();  // before the stopper starts its 300 ms
-    std::thread stopper([&] {
-      std::this_thread::sleep_for(300ms);
-      stop.request_stop();
-    });
+    const stop_after stopper(stop, 300ms);
     const auto body = [](row_lock_tx&) {
       ADD_FAILURE() << "must not run";
       return 1;
     };
     const auto got = timed ? try_with_row_lock_for(db, "stopped", 30s, stop.get_token(), body)
                            : with_row_lock(db, "stopped", stop.get_token(), body);
-    const auto took = clock_type::now() - start;
-    stopper.join();
+    const auto took = clock_type::now() - stopper.started();
     EXPECT_EQ(got, std::nullopt);
     EXPECT_GE(took, 300ms) << "ended before the stop";
     EXPECT_LT(took, scaled(1300ms)) << "the stop did not end the wait promptly";

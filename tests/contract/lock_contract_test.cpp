@@ -12,6 +12,7 @@
 #include "support/bad_input.hpp"
 #include "support/program.hpp"
 #include "support/session_lock_fixture.hpp"
+#include "support/stop_after.hpp"
 #include "support/time_scale.hpp"
 
 namespace sqllock::test {
@@ -409,14 +410,9 @@ TEST_P(StoppableLockContract, AStopEndsTheWaitPromptlyAndLeavesNothingBehind) {
   for (const bool timed : {false, true}) {
     SCOPED_TRACE(timed ? "try_lock_for(30 s, stop)" : "lock(stop)");
     std::stop_source stop;
-    const auto start = clock_type::now();  // before the stopper starts its 300 ms
-    std::thread stopper([&] {
-      std::this_thread::sleep_for(300ms);
-      stop.request_stop();
-    });
+    const stop_after stopper(stop, 300ms);
     const bool got = timed ? b->try_lock_for(30s, stop.get_token()) : b->lock(stop.get_token());
-    const auto took = clock_type::now() - start;
-    stopper.join();
+    const auto took = clock_type::now() - stopper.started();
     EXPECT_FALSE(got) << "acquired while the lock was held";
     EXPECT_GE(took, 300ms) << "ended before the stop";
     EXPECT_LT(took, scaled(1300ms)) << "the stop did not end the wait promptly";
@@ -451,12 +447,10 @@ TEST_P(StoppableLockContract, AStopEndsOnlyTheWaitAndTheWaitersOtherLocksStayHel
   b_kept->lock();
   auto b = make(db2, contended);
   std::stop_source stop;
-  std::thread stopper([&] {
-    std::this_thread::sleep_for(300ms);
-    stop.request_stop();
-  });
-  EXPECT_FALSE(b->lock(stop.get_token()));
-  stopper.join();
+  {
+    const stop_after stopper(stop, 300ms);
+    EXPECT_FALSE(b->lock(stop.get_token()));
+  }
   EXPECT_TRUE(b_kept->holds()) << "the stop took the owner's other lock with it";
   auto other = make(db1, kept, holder);
   EXPECT_FALSE(other->try_lock()) << "the waiter's other lock was freed by the stop";

@@ -222,6 +222,13 @@ class multi_lock_state {
     bool lost = false;
     bool released = false;  // some name was given back
     std::exception_ptr failure;
+    // A name whose release failed is given up like a lost one: renewal stops, and if the row is
+    // still there the renewal thread deletes it (by owner and fence) as an orphan. The other names
+    // are released; release() throws the first failure.
+    const auto give_up = [&](lease_slot& s) {
+      if (!failure) failure = std::current_exception();
+      registry.mark_lost(s);
+    };
     for (std::size_t k = parts.size(); k-- > 0;) {  // reverse name order
       lease_slot& slot = *parts[k].slot;
       const auto view = registry.view(slot);
@@ -239,14 +246,13 @@ class multi_lock_state {
           registry.mark_lost(slot);  // taken over (or released by force)
           lost = true;
         }
-      } catch (const std::exception& e) {
+      } catch (const outcome_unknown&) {
+        give_up(slot);
+      } catch (const std::exception&) {
         // Nothing given back or lost yet, and nothing changed (no connection, a refused statement):
         // the set is held as it was, still renewed, for another release (release_level's rule).
-        if (!released && !lost && !dynamic_cast<const outcome_unknown*>(&e)) throw;
-        // Given up like a lost name: renewal stops, and if the row is still there the renewal
-        // thread deletes it (by owner and fence) as an orphan. The other names are released.
-        if (!failure) failure = std::current_exception();
-        registry.mark_lost(slot);
+        if (!released && !lost) throw;
+        give_up(slot);
       }
     }
     drop_one(owner);

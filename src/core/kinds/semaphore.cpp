@@ -92,8 +92,7 @@ class permit_state {
     std::lock_guard op(slot->op);
     const auto v = view();
     if (!v.held) {
-      registry.forget(*slot);
-      let_go();
+      abandon();
       throw not_held(shared_->who.lost_before_release("its lease expired or it was released by force"));
     }
     auto outcome = level_release::released;
