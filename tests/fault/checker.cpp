@@ -484,10 +484,12 @@ class checker {
     metric("liveness-stalled-max-ms", stalled_max);
   }
 
-  // How much of [from, from + wait) the stalls cover (their union).
+  // How much of [from, from + wait) the stalls cover (their union), each stall of d counted until
+  // d past its end: what was sent during it is answered together at its end, and the backlog
+  // competes for the same cores (the rule queue-stall applies, fault/queue_check.cpp).
   std::int64_t stalled_within(std::int64_t from, std::int64_t wait) const {
     std::vector<span> stalls;
-    for (const auto& st : ev_.stalls) stalls.emplace_back(st.start, st.end);
+    for (const auto& st : ev_.stalls) stalls.emplace_back(st.start, st.end + (st.end - st.start));
     return wait - length(minus({{from, from + wait}}, merged(std::move(stalls))));
   }
 
