@@ -11,6 +11,8 @@
 #include "sqllock/adapters/pqxx.hpp"
 #include "sqllock/error.hpp"
 #include "support/session_lock_fixture.hpp"
+#include "support/stop_after.hpp"
+#include "support/time_scale.hpp"
 
 namespace sqllock::test {
 namespace {
@@ -82,6 +84,50 @@ TEST_F(AdvisoryPqxxAdapterTest, ATimedOutAttemptLeavesTheTransactionUsableAndIts
   EXPECT_EQ(tx.exec("SHOW lock_timeout")[0][0].as<std::string>(), "7s");
   EXPECT_EQ(held_here(tx), 1);
   tx.commit();
+}
+
+// advisory_xact_lock(tx, key, stop) and try_advisory_xact_lock_for(…, stop): a stop ends the wait
+// with false, the transaction usable and holding nothing; a stop before the call leaves one attempt
+// without waiting; a wait that is not stopped is granted when the holder lets go.
+TEST_F(AdvisoryPqxxAdapterTest, AStopEndsTheWaitAndLeavesTheTransactionUsable) {
+  database db(uri_);
+  const auto key = advisory_key::from_name(unique_name("stopped"));
+  advisory_lock_options o;
+  o.owner = "holder";
+  advisory_lock holder(db, key, o);
+  holder.lock();
+  pqxx::connection c(uri_);
+  pqxx::work tx(c);
+  tx.exec("SET LOCAL lock_timeout = '7s'");
+  for (const bool timed : {false, true}) {
+    SCOPED_TRACE(timed ? "try_advisory_xact_lock_for(30 s, stop)" : "advisory_xact_lock(stop)");
+    std::stop_source stop;
+    const stop_after stopper(stop, 300ms);
+    const bool got = timed ? try_advisory_xact_lock_for(tx, key, 30s, stop.get_token())
+                           : advisory_xact_lock(tx, key, stop.get_token());
+    const auto took = std::chrono::steady_clock::now() - stopper.started();
+    EXPECT_FALSE(got);
+    EXPECT_GE(took, 300ms) << "ended before the stop";
+    EXPECT_LT(took, scaled(1300ms)) << "the stop did not end the wait promptly";
+    EXPECT_EQ(held_here(tx), 0);
+  }
+  std::stop_source stopped;
+  stopped.request_stop();
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(advisory_xact_lock(tx, key, stopped.get_token()));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, scaled(1s)) << "a stop before the call waits not at all";
+  EXPECT_EQ(tx.exec("SHOW lock_timeout")[0][0].as<std::string>(), "7s") << "the caller's setting is back";
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(700ms);  // longer than two attempts
+    holder.unlock();
+  });
+  std::stop_source never;
+  EXPECT_TRUE(advisory_xact_lock(tx, key, never.get_token()));
+  releaser.join();
+  EXPECT_EQ(held_here(tx), 1);
+  EXPECT_FALSE(holder.try_lock()) << "held by the transaction";
+  tx.commit();
+  EXPECT_TRUE(holder.try_lock()) << "and given back with it";
 }
 
 TEST_F(AdvisoryPqxxAdapterTest, TimeoutsRacingTheGrantNeverLeaveALockBehind) {

@@ -27,6 +27,7 @@
 #include "sqllock/migrate.hpp"
 #include "support/fresh_database.hpp"
 #include "support/processes.hpp"
+#include "support/stop_after.hpp"
 #include "support/test_env.hpp"
 #include "support/time_scale.hpp"
 
@@ -50,6 +51,10 @@ class app_session {
   virtual void lock(std::string_view name, std::string_view table) = 0;
   virtual bool try_lock(std::string_view name, std::string_view table) = 0;
   virtual bool try_lock_for(std::string_view name, std::chrono::milliseconds timeout, std::string_view table) = 0;
+  // lock() and try_lock_for() whose wait a stop on `stop` ends.
+  virtual bool lock(std::string_view name, std::stop_token stop, std::string_view table) = 0;
+  virtual bool try_lock_for(std::string_view name, std::chrono::milliseconds timeout, std::stop_token stop,
+                            std::string_view table) = 0;
   // lock() with no transaction open (autocommit).
   virtual void lock_in_autocommit(std::string_view name, std::string_view table) = 0;
 };
@@ -72,6 +77,13 @@ class pqxx_session final : public app_session {
   bool try_lock(std::string_view name, std::string_view table) override { return try_lock_row(*tx_, name, table); }
   bool try_lock_for(std::string_view name, std::chrono::milliseconds t, std::string_view table) override {
     return try_lock_row_for(*tx_, name, t, table);
+  }
+  bool lock(std::string_view name, std::stop_token stop, std::string_view table) override {
+    return lock_row(*tx_, name, std::move(stop), table);
+  }
+  bool try_lock_for(std::string_view name, std::chrono::milliseconds t, std::stop_token stop,
+                    std::string_view table) override {
+    return try_lock_row_for(*tx_, name, t, std::move(stop), table);
   }
   void lock_in_autocommit(std::string_view name, std::string_view table) override {
     pqxx::nontransaction n(conn_);
@@ -112,6 +124,13 @@ class soci_app_session final : public app_session {
   bool try_lock_for(std::string_view name, std::chrono::milliseconds t, std::string_view table) override {
     return try_lock_row_for(session_, name, t, table);
   }
+  bool lock(std::string_view name, std::stop_token stop, std::string_view table) override {
+    return lock_row(session_, name, std::move(stop), table);
+  }
+  bool try_lock_for(std::string_view name, std::chrono::milliseconds t, std::stop_token stop,
+                    std::string_view table) override {
+    return try_lock_row_for(session_, name, t, std::move(stop), table);
+  }
   void lock_in_autocommit(std::string_view name, std::string_view table) override { lock_row(session_, name, table); }
 
  private:
@@ -146,6 +165,13 @@ class cppconn_session final : public app_session {
   }
   bool try_lock_for(std::string_view name, std::chrono::milliseconds t, std::string_view table) override {
     return try_lock_row_for(conn_.get(), name, t, table);
+  }
+  bool lock(std::string_view name, std::stop_token stop, std::string_view table) override {
+    return lock_row(conn_.get(), name, std::move(stop), table);
+  }
+  bool try_lock_for(std::string_view name, std::chrono::milliseconds t, std::stop_token stop,
+                    std::string_view table) override {
+    return try_lock_row_for(conn_.get(), name, t, std::move(stop), table);
   }
   void lock_in_autocommit(std::string_view name, std::string_view table) override {
     conn_->setAutoCommit(true);
@@ -284,6 +310,67 @@ TEST_P(RowLockAdapterTest, ATimedTryGivesUpAfterTheTimeoutAndRestoresTheSetting)
   a->commit();
   EXPECT_TRUE(b->try_lock_for("slow", 2s, table_));
   EXPECT_EQ(b->scalar(show), mysql() ? "7" : "7s") << "and after success";
+  b->exec(insert(1));
+  b->commit();
+  EXPECT_EQ(data_rows(), 1);
+}
+
+// lock_row(…, stop) and try_lock_row_for(…, stop): a stop ends the wait with false, the caller's
+// transaction usable (its writes before and after commit) and without the lock; a stop before the
+// call leaves one attempt without waiting. MySQL's attempts last a whole second each.
+TEST_P(RowLockAdapterTest, AStopEndsTheWaitAndLeavesTheTransactionUsable) {
+  auto a = connect();
+  auto b = connect();
+  a->begin();
+  a->lock("stopped", table_);
+  b->begin();
+  b->exec(insert(1));
+  for (const bool timed : {false, true}) {
+    SCOPED_TRACE(timed ? "try_lock_row_for(30 s, stop)" : "lock_row(stop)");
+    std::stop_source stop;
+    const stop_after stopper(stop, 300ms);
+    const bool got = timed ? b->try_lock_for("stopped", 30s, stop.get_token(), table_)
+                           : b->lock("stopped", stop.get_token(), table_);
+    const auto took = clock_type::now() - stopper.started();
+    EXPECT_FALSE(got);
+    EXPECT_GE(took, 300ms) << "ended before the stop";
+    EXPECT_LT(took, scaled(mysql() ? 2500ms : 1300ms)) << "the stop did not end the wait promptly";
+  }
+  std::stop_source stopped;
+  stopped.request_stop();
+  const auto start = clock_type::now();
+  EXPECT_FALSE(b->lock("stopped", stopped.get_token(), table_));
+  EXPECT_LT(clock_type::now() - start, scaled(1s)) << "a stop before the call waits not at all";
+  b->exec(insert(2));
+  a->commit();
+  EXPECT_TRUE(b->lock("stopped", stopped.get_token(), table_)) << "one attempt, granted on a free row";
+  auto c = connect();
+  c->begin();
+  EXPECT_FALSE(c->try_lock("stopped", table_)) << "b holds it now";
+  c->rollback();
+  b->commit();
+  EXPECT_EQ(data_rows(), 2) << "the caller's writes before and after the stopped waits both committed";
+}
+
+// A wait that can be stopped but is not goes on across its attempts until the holder lets go.
+TEST_P(RowLockAdapterTest, AStoppableWaitIsGrantedWhenTheHolderCommits) {
+  auto a = connect();
+  auto b = connect();
+  a->begin();
+  a->lock("handed", table_);
+  b->begin();
+  const auto hold_for = mysql() ? 2500ms : 700ms;  // across more than two attempts
+  std::thread holder([&] {
+    std::this_thread::sleep_for(hold_for);
+    a->commit();
+  });
+  std::stop_source never;
+  const auto start = clock_type::now();
+  const bool got = b->lock("handed", never.get_token(), table_);
+  const auto took = clock_type::now() - start;
+  holder.join();
+  EXPECT_TRUE(got);
+  EXPECT_GE(took, hold_for);
   b->exec(insert(1));
   b->commit();
   EXPECT_EQ(data_rows(), 1);

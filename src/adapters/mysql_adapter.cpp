@@ -10,7 +10,7 @@
 namespace sqllock::detail {
 
 bool mysql_lock_row(sql::Connection* conn, std::string_view name, row_wait_kind wait,
-                    std::chrono::steady_clock::time_point deadline, std::string_view table) {
+                    std::chrono::steady_clock::time_point deadline, std::string_view table, std::stop_token stop) {
   if (conn == nullptr) throw invalid_argument("lock_row: the sql::Connection is null");
   bool autocommit = true;
   try {
@@ -27,7 +27,8 @@ bool mysql_lock_row(sql::Connection* conn, std::string_view name, row_wait_kind 
   mysql_connection wrapped(*conn, std::string(kWhat));
   // Connector/C++ 1.1 does not tell the server's session id without a query: the Galera verdict
   // is cached by the connection object alone (see refuse_on_galera in core/handle/galera_guard.hpp).
-  return lock_row_in_caller_transaction(wrapped, dialect_kind::mysql, table, name, {wait, deadline}, {conn, 0, kWhat});
+  return lock_row_in_caller_transaction(wrapped, dialect_kind::mysql, table, name, {wait, deadline, std::move(stop)},
+                                        {conn, 0, kWhat});
 }
 
 }  // namespace sqllock::detail

@@ -11,14 +11,14 @@
 namespace sqllock::detail {
 
 bool pqxx_lock_row(pqxx::transaction_base& tx, std::string_view name, row_wait_kind wait,
-                   std::chrono::steady_clock::time_point deadline, std::string_view table) {
+                   std::chrono::steady_clock::time_point deadline, std::string_view table, std::stop_token stop) {
   if (dynamic_cast<pqxx::nontransaction*>(&tx) != nullptr) {
     throw invalid_argument(
         "a row lock needs a transaction, but pqxx::nontransaction runs each statement on its "
         "own, where FOR UPDATE ends at once; use pqxx::work (or another transaction)");
   }
   pqxx_tx_connection conn(tx);
-  return lock_row_in_caller_transaction(conn, dialect_kind::postgresql, table, name, {wait, deadline});
+  return lock_row_in_caller_transaction(conn, dialect_kind::postgresql, table, name, {wait, deadline, std::move(stop)});
 }
 
 }  // namespace sqllock::detail

@@ -10,7 +10,7 @@
 namespace sqllock::detail {
 
 bool pqxx_advisory_xact_lock(pqxx::transaction_base& tx, const advisory_key& key, advisory_mode mode,
-                             std::optional<std::chrono::steady_clock::time_point> deadline) {
+                             std::optional<std::chrono::steady_clock::time_point> deadline, std::stop_token stop) {
   if (dynamic_cast<pqxx::nontransaction*>(&tx) != nullptr) {
     throw invalid_argument(
         "a transaction-level advisory lock needs a transaction, but pqxx::nontransaction runs "
@@ -18,7 +18,7 @@ bool pqxx_advisory_xact_lock(pqxx::transaction_base& tx, const advisory_key& key
         "transaction), or sqllock::advisory_lock for a session-level lock");
   }
   pqxx_tx_connection conn(tx);
-  return advisory_xact_lock_in_caller_transaction(conn, dialect_kind::postgresql, key, mode, deadline);
+  return advisory_xact_lock_in_caller_transaction(conn, dialect_kind::postgresql, key, mode, deadline, std::move(stop));
 }
 
 }  // namespace sqllock::detail

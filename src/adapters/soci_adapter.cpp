@@ -31,7 +31,7 @@ SQLLOCK_SOCI_DOWNCAST std::uint64_t mysql_session_id(soci::session& session) {
 }  // namespace
 
 bool soci_lock_row(soci::session& session, std::string_view name, row_wait_kind wait,
-                   std::chrono::steady_clock::time_point deadline, std::string_view table) {
+                   std::chrono::steady_clock::time_point deadline, std::string_view table, std::stop_token stop) {
   if (session.get_backend() == nullptr) throw invalid_argument("lock_row: the soci::session is not connected");
   const std::string backend = session.get_backend_name();
   std::unique_ptr<soci_backend> wrapped;
@@ -58,7 +58,7 @@ bool soci_lock_row(soci::session& session, std::string_view name, row_wait_kind 
         (backend == "sqlite3" ? " (SQLite locks whole databases, not rows: use table_lock)" : ""));
   }
   soci_connection conn(std::move(wrapped), std::string(kWhat));
-  return lock_row_in_caller_transaction(conn, dialect, table, name, {wait, deadline}, caller);
+  return lock_row_in_caller_transaction(conn, dialect, table, name, {wait, deadline, std::move(stop)}, caller);
 }
 
 }  // namespace sqllock::detail

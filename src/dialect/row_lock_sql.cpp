@@ -46,6 +46,7 @@ row_lock_sql mysql(const std::string& table) {
   s.lock = t("SELECT 1 FROM {{table_rows}} WHERE resource = $1 FOR UPDATE");
   // MySQL 8.0.1+ and MariaDB 10.3+.
   s.lock_nowait = t("SELECT 1 FROM {{table_rows}} WHERE resource = $1 FOR UPDATE NOWAIT");
+  s.timeout_ends_transaction = "SELECT @@GLOBAL.innodb_rollback_on_timeout";
   // innodb_lock_wait_timeout counts whole seconds, at least 1 on MySQL 8. MariaDB's per-statement
   // `WAIT n` is no finer (WAIT 0.5 acts as NOWAIT) and MySQL 8 lacks it, so the session variable
   // is used, read first and put back afterwards.

@@ -38,6 +38,9 @@ struct row_lock_sql {
   std::string ensure;       // inserts the row unless it exists; waits only for a concurrent insert of it
   std::string lock;         // → the row, locked until the transaction ends; waits (bounded below)
   std::string lock_nowait;  // the same, or a lock_not_available error at once
+  // → "1" when a lock wait timeout rolls back the caller's whole transaction, not only the statement
+  // (MySQL's innodb_rollback_on_timeout); empty where it never does (PostgreSQL: a savepoint).
+  std::string timeout_ends_transaction;
 
   // ---- bounding lock waits: the session's (MySQL) or the transaction's (PostgreSQL) setting
   lock_wait_sql lock_wait;

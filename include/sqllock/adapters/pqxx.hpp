@@ -24,7 +24,9 @@
 
 #include <chrono>
 #include <optional>
+#include <stop_token>
 #include <string_view>
+#include <utility>
 
 #include <pqxx/transaction_base>
 
@@ -36,7 +38,8 @@ namespace sqllock {
 
 namespace detail {
 SQLLOCK_API bool pqxx_lock_row(pqxx::transaction_base& tx, std::string_view name, row_wait_kind wait,
-                               std::chrono::steady_clock::time_point deadline, std::string_view table);
+                               std::chrono::steady_clock::time_point deadline, std::string_view table,
+                               std::stop_token stop);
 }  // namespace detail
 
 // Locks the row of `name` (in "<table>_rows", creating it on first use) in `tx`, waiting as long
@@ -45,13 +48,24 @@ SQLLOCK_API bool pqxx_lock_row(pqxx::transaction_base& tx, std::string_view name
 // `table`; deadlock (a backend_error; the message says so; tx is still usable, but without the
 // lock — abort and retry) or another server error; connection_error when the connection broke.
 inline void lock_row(pqxx::transaction_base& tx, std::string_view name, std::string_view table = default_lock_table) {
-  detail::pqxx_lock_row(tx, name, detail::row_wait_kind::block, {}, table);
+  detail::pqxx_lock_row(tx, name, detail::row_wait_kind::block, {}, table, {});
+}
+
+// Like lock_row, but a stop requested on `stop` ends the wait: returns false, and tx is still
+// usable, without the lock. sqllock has no connection of its own here to cancel the waiting
+// statement from, so the wait runs as attempts of 250 ms each (lock_timeout, each in a savepoint
+// rolled back when it times out) and sees a stop between two: within 250 ms, plus a round trip.
+// Between two attempts another waiter may be granted first. A stop requested before the call
+// leaves one attempt that does not wait.
+[[nodiscard]] inline bool lock_row(pqxx::transaction_base& tx, std::string_view name, std::stop_token stop,
+                                   std::string_view table = default_lock_table) {
+  return detail::pqxx_lock_row(tx, name, detail::row_wait_kind::block, {}, table, std::move(stop));
 }
 
 // Like lock_row, but returns false at once (NOWAIT) when another transaction holds the row.
 [[nodiscard]] inline bool try_lock_row(pqxx::transaction_base& tx, std::string_view name,
                                        std::string_view table = default_lock_table) {
-  return detail::pqxx_lock_row(tx, name, detail::row_wait_kind::nowait, {}, table);
+  return detail::pqxx_lock_row(tx, name, detail::row_wait_kind::nowait, {}, table, {});
 }
 
 // Like lock_row, but returns false when the row is still held after `timeout` (lock_timeout, set
@@ -60,7 +74,17 @@ template <class Rep, class Period>
 [[nodiscard]] bool try_lock_row_for(pqxx::transaction_base& tx, std::string_view name,
                                     const std::chrono::duration<Rep, Period>& timeout,
                                     std::string_view table = default_lock_table) {
-  return detail::pqxx_lock_row(tx, name, detail::row_wait_kind::until, detail::steady_deadline_after(timeout), table);
+  return detail::pqxx_lock_row(tx, name, detail::row_wait_kind::until, detail::steady_deadline_after(timeout), table,
+                               {});
+}
+
+// try_lock_row_for, ending the wait also on a stop requested on `stop` (see lock_row(tx, name, stop)).
+template <class Rep, class Period>
+[[nodiscard]] bool try_lock_row_for(pqxx::transaction_base& tx, std::string_view name,
+                                    const std::chrono::duration<Rep, Period>& timeout, std::stop_token stop,
+                                    std::string_view table = default_lock_table) {
+  return detail::pqxx_lock_row(tx, name, detail::row_wait_kind::until, detail::steady_deadline_after(timeout), table,
+                               std::move(stop));
 }
 
 // ---- transaction-level advisory locks (PostgreSQL)
@@ -68,7 +92,8 @@ template <class Rep, class Period>
 namespace detail {
 // deadline: nullopt waits as long as tx's own lock_timeout allows; a time already past does not wait.
 SQLLOCK_API bool pqxx_advisory_xact_lock(pqxx::transaction_base& tx, const advisory_key& key, advisory_mode mode,
-                                         std::optional<std::chrono::steady_clock::time_point> deadline);
+                                         std::optional<std::chrono::steady_clock::time_point> deadline,
+                                         std::stop_token stop);
 }  // namespace detail
 
 // Takes pg_advisory_xact_lock(key) (or the shared form) in tx, waiting as long as needed (tx's own
@@ -79,18 +104,31 @@ SQLLOCK_API bool pqxx_advisory_xact_lock(pqxx::transaction_base& tx, const advis
 // connection_error when the connection broke.
 inline void advisory_xact_lock(pqxx::transaction_base& tx, const advisory_key& key,
                                advisory_mode mode = advisory_mode::exclusive) {
-  detail::pqxx_advisory_xact_lock(tx, key, mode, std::nullopt);
+  detail::pqxx_advisory_xact_lock(tx, key, mode, std::nullopt, {});
 }
 inline void advisory_xact_lock(pqxx::transaction_base& tx, std::string_view name,
                                advisory_mode mode = advisory_mode::exclusive) {
   advisory_xact_lock(tx, advisory_key::from_name(name), mode);
 }
 
+// Like advisory_xact_lock, but a stop requested on `stop` ends the wait: returns false, and tx is
+// still usable, without the lock. As for lock_row(tx, name, stop), the wait runs as attempts of
+// 250 ms each, each in a savepoint, and sees a stop between two; another waiter may be granted
+// between them. A stop requested before the call leaves one attempt that does not wait.
+[[nodiscard]] inline bool advisory_xact_lock(pqxx::transaction_base& tx, const advisory_key& key, std::stop_token stop,
+                                             advisory_mode mode = advisory_mode::exclusive) {
+  return detail::pqxx_advisory_xact_lock(tx, key, mode, std::nullopt, std::move(stop));
+}
+[[nodiscard]] inline bool advisory_xact_lock(pqxx::transaction_base& tx, std::string_view name, std::stop_token stop,
+                                             advisory_mode mode = advisory_mode::exclusive) {
+  return advisory_xact_lock(tx, advisory_key::from_name(name), std::move(stop), mode);
+}
+
 // Like advisory_xact_lock, but returns false at once (pg_try_advisory_xact_lock) when another
 // session holds the key.
 [[nodiscard]] inline bool try_advisory_xact_lock(pqxx::transaction_base& tx, const advisory_key& key,
                                                  advisory_mode mode = advisory_mode::exclusive) {
-  return detail::pqxx_advisory_xact_lock(tx, key, mode, std::chrono::steady_clock::time_point::min());
+  return detail::pqxx_advisory_xact_lock(tx, key, mode, std::chrono::steady_clock::time_point::min(), {});
 }
 [[nodiscard]] inline bool try_advisory_xact_lock(pqxx::transaction_base& tx, std::string_view name,
                                                  advisory_mode mode = advisory_mode::exclusive) {
@@ -104,7 +142,16 @@ template <class Rep, class Period>
 [[nodiscard]] bool try_advisory_xact_lock_for(pqxx::transaction_base& tx, const advisory_key& key,
                                               const std::chrono::duration<Rep, Period>& timeout,
                                               advisory_mode mode = advisory_mode::exclusive) {
-  return detail::pqxx_advisory_xact_lock(tx, key, mode, detail::steady_deadline_after(timeout));
+  return detail::pqxx_advisory_xact_lock(tx, key, mode, detail::steady_deadline_after(timeout), {});
+}
+
+// try_advisory_xact_lock_for, ending the wait also on a stop requested on `stop` (see
+// advisory_xact_lock(tx, key, stop)).
+template <class Rep, class Period>
+[[nodiscard]] bool try_advisory_xact_lock_for(pqxx::transaction_base& tx, const advisory_key& key,
+                                              const std::chrono::duration<Rep, Period>& timeout, std::stop_token stop,
+                                              advisory_mode mode = advisory_mode::exclusive) {
+  return detail::pqxx_advisory_xact_lock(tx, key, mode, detail::steady_deadline_after(timeout), std::move(stop));
 }
 
 }  // namespace sqllock

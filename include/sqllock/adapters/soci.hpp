@@ -22,7 +22,9 @@
 #include "sqllock/export.hpp"
 
 #include <chrono>
+#include <stop_token>
 #include <string_view>
+#include <utility>
 
 #include <soci/session.h>
 
@@ -33,7 +35,8 @@ namespace sqllock {
 
 namespace detail {
 SQLLOCK_API bool soci_lock_row(soci::session& session, std::string_view name, row_wait_kind wait,
-                               std::chrono::steady_clock::time_point deadline, std::string_view table);
+                               std::chrono::steady_clock::time_point deadline, std::string_view table,
+                               std::stop_token stop);
 }  // namespace detail
 
 // Locks the row of `name` (in "<table>_rows", creating it on first use) in the session's current
@@ -44,13 +47,27 @@ SQLLOCK_API bool soci_lock_row(soci::session& session, std::string_view name, ro
 // deadlock, a backend_error (the message says what was rolled back; on MySQL that is the whole
 // transaction — retry it) or another server error; connection_error when the connection broke.
 inline void lock_row(soci::session& session, std::string_view name, std::string_view table = default_lock_table) {
-  detail::soci_lock_row(session, name, detail::row_wait_kind::block, {}, table);
+  detail::soci_lock_row(session, name, detail::row_wait_kind::block, {}, table, {});
+}
+
+// Like lock_row, but a stop requested on `stop` ends the wait: returns false, and the transaction
+// is still usable, without the lock. sqllock has no connection of its own here to cancel the
+// waiting statement from, so the wait runs as bounded attempts, each rolled back alone when it
+// times out, and sees a stop between two: within 250 ms on PostgreSQL, within a second on MySQL
+// (innodb_lock_wait_timeout counts whole seconds), plus a round trip. Between two attempts another
+// waiter may be granted first. A stop requested before the call leaves one attempt that does not
+// wait. Throws not_supported, before waiting, when a MySQL server runs with
+// innodb_rollback_on_timeout (an attempt that timed out would roll back the whole transaction);
+// otherwise as lock_row.
+[[nodiscard]] inline bool lock_row(soci::session& session, std::string_view name, std::stop_token stop,
+                                   std::string_view table = default_lock_table) {
+  return detail::soci_lock_row(session, name, detail::row_wait_kind::block, {}, table, std::move(stop));
 }
 
 // Like lock_row, but returns false at once (NOWAIT) when another transaction holds the row.
 [[nodiscard]] inline bool try_lock_row(soci::session& session, std::string_view name,
                                        std::string_view table = default_lock_table) {
-  return detail::soci_lock_row(session, name, detail::row_wait_kind::nowait, {}, table);
+  return detail::soci_lock_row(session, name, detail::row_wait_kind::nowait, {}, table, {});
 }
 
 // Like lock_row, but returns false when the row is still held after `timeout` (MySQL: rounded up
@@ -60,7 +77,16 @@ template <class Rep, class Period>
                                     const std::chrono::duration<Rep, Period>& timeout,
                                     std::string_view table = default_lock_table) {
   return detail::soci_lock_row(session, name, detail::row_wait_kind::until, detail::steady_deadline_after(timeout),
-                               table);
+                               table, {});
+}
+
+// try_lock_row_for, ending the wait also on a stop requested on `stop` (see lock_row(session, name, stop)).
+template <class Rep, class Period>
+[[nodiscard]] bool try_lock_row_for(soci::session& session, std::string_view name,
+                                    const std::chrono::duration<Rep, Period>& timeout, std::stop_token stop,
+                                    std::string_view table = default_lock_table) {
+  return detail::soci_lock_row(session, name, detail::row_wait_kind::until, detail::steady_deadline_after(timeout),
+                               table, std::move(stop));
 }
 
 }  // namespace sqllock

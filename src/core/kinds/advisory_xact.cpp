@@ -145,9 +145,11 @@ bool run_with_advisory_xact_lock(const database& db, const advisory_key& key,
 }  // namespace sqllock::detail
 
 namespace sqllock::detail {
+namespace {
 
-bool advisory_xact_lock_in_caller_transaction(connection& conn, dialect_kind dialect, const advisory_key& key,
-                                              advisory_mode mode, std::optional<steady::time_point> deadline) {
+// One attempt of advisory_xact_lock_in_caller_transaction, waiting as `deadline` says.
+bool caller_transaction_attempt(connection& conn, dialect_kind dialect, const advisory_key& key, advisory_mode mode,
+                                std::optional<steady::time_point> deadline) {
   const auto& sql = advisory_statements(dialect);
   const auto params = advisory_lock_params(key, conn);
   const int kind = advisory_key_index(key);
@@ -205,6 +207,19 @@ bool advisory_xact_lock_in_caller_transaction(connection& conn, dialect_kind dia
   bound.restore();
   attempt->keep();
   return true;
+}
+
+}  // namespace
+
+bool advisory_xact_lock_in_caller_transaction(connection& conn, dialect_kind dialect, const advisory_key& key,
+                                              advisory_mode mode, std::optional<steady::time_point> deadline,
+                                              std::stop_token stop) {
+  if (stop.stop_requested()) deadline = steady::time_point::min();
+  const bool waits = !deadline || *deadline > steady::now();
+  if (!waits || !stop.stop_possible()) return caller_transaction_attempt(conn, dialect, key, mode, deadline);
+  return wait_in_stop_slices(stop, deadline.value_or(steady::time_point::max()), [&](steady::time_point slice) {
+    return caller_transaction_attempt(conn, dialect, key, mode, slice);
+  });
 }
 
 }  // namespace sqllock::detail

@@ -58,6 +58,26 @@ class reentry_guard {
   reentry_guard& operator=(const reentry_guard&) = delete;
 };
 
+// Runs `attempt(wait)` — one wait for the row that returns something true when it locked it —
+// so that a stop on wait.stop ends it: a stop requested before the call leaves one attempt that
+// does not wait; where a cancel reaches the server (`cancel_reaches`, wait.cancel_via set) the
+// attempt waits as long as `wait` says and the stop cancels its statement, and elsewhere the wait
+// runs as bounded attempts that see a stop between them (wait_in_stop_slices).
+bool waits_in_slices(const row_wait& wait, bool cancel_reaches) {
+  return wait.kind != row_wait_kind::nowait && wait.stop.stop_possible() && !wait.stop.stop_requested() &&
+         !cancel_reaches;
+}
+
+template <class Attempt>
+auto stoppable_row_wait(row_wait wait, bool cancel_reaches, Attempt&& attempt) {
+  if (wait.stop.stop_requested()) wait = {row_wait_kind::nowait, {}};
+  if (!waits_in_slices(wait, cancel_reaches)) return attempt(wait);
+  const auto until = wait.kind == row_wait_kind::until ? wait.deadline : std::chrono::steady_clock::time_point::max();
+  return wait_in_stop_slices(wait.stop, until, [&](std::chrono::steady_clock::time_point slice) {
+    return attempt(row_wait{row_wait_kind::until, slice});
+  });
+}
+
 }  // namespace
 
 bool run_row_locked(const database& db, std::string_view name, row_wait_kind wait,
@@ -73,21 +93,10 @@ bool run_row_locked(const database& db, std::string_view name, row_wait_kind wai
   // FOR UPDATE is node-local on Galera: refused on a multi-node cluster unless the URI says every
   // client uses one node. Asked on the handle's first named or row lock only.
   refuse_on_galera(impl, *conn, node_local_lock::for_update, resource);
-  // A stop requested before the call leaves one attempt without waiting.
-  if (stop.stop_requested()) wait = row_wait_kind::nowait;
-  auto tx = [&]() -> std::optional<transaction> {
-    if (wait == row_wait_kind::nowait || !stop.stop_possible() || server_cancel_reaches(impl))
-      return begin_row_locked(*conn, impl.sql(), *sql, resource, {wait, deadline, std::move(stop), &impl});
-    // No cancel reaches the server (statement_cancel.hpp): bounded waits of kStopSlice each, each
-    // in a transaction of its own, until the lock, the deadline or a stop.
-    const auto until = wait == row_wait_kind::until ? deadline : std::chrono::steady_clock::time_point::max();
-    while (true) {
-      const auto now = std::chrono::steady_clock::now();
-      if (stop.stop_requested() || now >= until) return std::nullopt;
-      const auto slice = std::min(until, now + kStopSlice);
-      if (auto got = begin_row_locked(*conn, impl.sql(), *sql, resource, {row_wait_kind::until, slice})) return got;
-    }
-  }();
+  // Sliced where no cancel reaches the server: each slice in a transaction of its own.
+  auto tx = stoppable_row_wait(
+      {wait, deadline, std::move(stop), &impl}, server_cancel_reaches(impl),
+      [&](const row_wait& w) { return begin_row_locked(*conn, impl.sql(), *sql, resource, w); });
   if (!tx) return false;
   row_lock_tx handle = row_lock_tx_access::make(*conn, resource, *sql);
   body(handle);  // if it throws, the transaction rolls back as it is destroyed
@@ -122,7 +131,19 @@ bool lock_row_in_caller_transaction(connection& conn, dialect_kind dialect, std:
   // As in run_row_locked, but without a handle: verdicts are cached per application connection.
   // The SHOW statements read no table, so they fix no REPEATABLE READ snapshot before the lock.
   refuse_on_galera(conn, dialect, caller, name);
-  return lock_in_transaction(conn, *sql, std::string(name), wait);
+  const std::string resource(name);
+  // No handle to cancel from: a wait that can be stopped runs in slices, each in a savepoint (or,
+  // on MySQL, a statement) of its own — unless a timed-out slice would roll back the caller's
+  // whole transaction, and with it the writes it made before the call.
+  if (waits_in_slices(wait, false) && !sql->timeout_ends_transaction.empty() &&
+      conn.exec(sql->timeout_ends_transaction, {}).rows.at(0).at(0) == "1") {
+    throw not_supported(
+        "a row lock wait that a stop can end, in your own transaction, waits in bounded attempts, and this "
+        "server (innodb_rollback_on_timeout = ON) rolls back the whole transaction when one times out; "
+        "call lock_row without a stop token, or take the lock in a transaction of its own");
+  }
+  return stoppable_row_wait(wait, false,
+                            [&](const row_wait& w) { return lock_in_transaction(conn, *sql, resource, w); });
 }
 
 }  // namespace detail

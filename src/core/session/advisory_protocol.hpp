@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -39,10 +41,14 @@ std::uint64_t advisory_timeout_grants() noexcept;
 // then (a bounded wait runs in a savepoint that is rolled back, taking with it a lock granted as
 // the timeout fired), and its lock_timeout is as before. Throws invalid_argument when `dialect`
 // is PostgreSQL but no transaction is open, not_supported for other dialects, backend_error /
-// connection_error as the connection reports them.
+// connection_error as the connection reports them. A stop on `stop` ends the wait as a timeout
+// does: there is no handle to cancel from, so a wait that can be stopped runs as bounded attempts
+// (core/wait/statement_cancel.hpp: wait_in_stop_slices), and a stop requested before the call
+// leaves one attempt that does not wait.
 bool advisory_xact_lock_in_caller_transaction(connection& conn, dialect_kind dialect, const advisory_key& key,
                                               advisory_mode mode,
-                                              std::optional<std::chrono::steady_clock::time_point> deadline);
+                                              std::optional<std::chrono::steady_clock::time_point> deadline,
+                                              std::stop_token stop = {});
 
 class advisory_protocol final : public session_lock_protocol {
  public:

@@ -31,8 +31,8 @@ struct row_wait {
   row_wait_kind kind = row_wait_kind::block;
   std::chrono::steady_clock::time_point deadline{};  // for row_wait_kind::until
   // A stop on `stop` ends a wait as a timeout does: the waiting statement is cancelled through a
-  // connection of `cancel_via`'s pool (core/wait/statement_cancel.hpp). Without a handle to
-  // cancel through (the adapters), a stop is seen only between statements.
+  // connection of `cancel_via`'s pool (core/wait/statement_cancel.hpp). Without one (the
+  // adapters, a transaction-mode pooler) the callers wait in slices and see a stop between them.
   std::stop_token stop{};
   database_impl* cancel_via = nullptr;
 };

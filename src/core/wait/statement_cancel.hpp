@@ -15,6 +15,7 @@
 // statement runs on until its own bound ends it (a timed wait's deadline), or TCP gives up.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <stop_token>
@@ -31,10 +32,26 @@ class database_impl;
 // are the client's own, and not behind a transaction-mode pooler (PostgreSQL with ?prepare=off):
 // its small pool of server connections may have none free for the request while the waiter and
 // the holder keep theirs (PgBouncer's default_pool_size counts both). There a wait that can be
-// stopped waits in slices of kStopSlice instead, each a bounded wait of its own, and sees a stop
-// between them.
+// stopped waits in slices instead (wait_in_stop_slices, below).
 bool server_cancel_reaches(const database_impl& impl) noexcept;
 inline constexpr std::chrono::milliseconds kStopSlice{250};
+
+// A stoppable wait that no cancel can end on the server — behind a transaction-mode pooler, or in
+// the caller's own transaction, where sqllock has no connection to send one from: runs
+// `attempt(slice_end)`, a wait bounded by slice_end, every kStopSlice until it returns something
+// true (returned), `until` has passed, or a stop is requested (then a value-initialized result:
+// false, nullopt). The first attempt always runs. Each attempt waits afresh, so other waiters may
+// be granted between two of them; on MySQL, whose innodb_lock_wait_timeout counts whole seconds,
+// a slice lasts a second.
+template <class Attempt>
+auto wait_in_stop_slices(const std::stop_token& stop, std::chrono::steady_clock::time_point until, Attempt&& attempt)
+    -> decltype(attempt(until)) {
+  for (bool first = true;; first = false) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!first && (stop.stop_requested() || now >= until)) return {};
+    if (auto got = attempt(std::min(until, now + kStopSlice))) return got;
+  }
+}
 
 inline constexpr std::chrono::milliseconds kResendEvery{100};
 inline constexpr std::chrono::milliseconds kCancelBound{500};  // plus statement_deadline's 1 s
