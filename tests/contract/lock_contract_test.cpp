@@ -463,6 +463,39 @@ TEST_P(StoppableLockContract, AStopEndsOnlyTheWaitAndTheWaitersOtherLocksStayHel
   other->unlock();
 }
 
+// A stop ends a wait queued behind another thread of the same owner too: a session kind's second
+// waiter waits for the owner's one session, busy with the first waiter's statement, and still sees
+// its stop at once. The first waiter's wait is unaffected.
+TEST_P(StoppableLockContract, AStopEndsAWaitBehindAnotherThreadOfTheSameOwner) {
+  auto db1 = open();
+  auto db2 = open();
+  const auto name = fresh("same_owner");
+  lock_settings holder;
+  holder.owner = "holder";
+  auto a = make(db1, name, holder);
+  a->lock();
+  lock_settings waiter;
+  waiter.owner = "waiter";
+  auto first = make(db2, name, waiter);
+  auto second = make(db2, name, waiter);
+  bool first_got = true;
+  std::thread first_waits([&] { first_got = first->try_lock_for(scaled(3s)); });
+  std::this_thread::sleep_for(100ms);  // the first waiter's statement runs by then
+  std::stop_source stop;
+  {
+    const stop_after stopper(stop, 300ms);
+    EXPECT_FALSE(second->lock(stop.get_token()));
+    EXPECT_LT(clock_type::now() - stopper.started(), scaled(1300ms)) << "the stop waited for the other thread";
+  }
+  first_waits.join();
+  EXPECT_FALSE(first_got) << "the first waiter was granted a held lock";
+  EXPECT_FALSE(second->holds());
+  a->unlock();
+  auto c = make(db1, name);
+  EXPECT_TRUE(c->try_lock_for(5s)) << "a stopped wait left something behind";
+  c->unlock();
+}
+
 // A stop that races the holder's release either ends the wait holding nothing or returns a grant
 // the waiter holds — never a lock that nobody knows it holds: for a session kind, a cancel that
 // reaches the server just as GET_LOCK or pg_advisory_lock grants is found and kept.

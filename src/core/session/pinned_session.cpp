@@ -106,6 +106,15 @@ void session_registry::pin_existing(pinned_session& s) {
 void session_registry::unpin(const std::shared_ptr<pinned_session>& s) noexcept {
   if (!s) return;
   if (s->pid != process_id()) return;  // the parent's session: never touched in a forked child
+  {
+    // Not the last user: the session stays, and the thread leaves at once — a waiter that gave up
+    // (a stop) does not wait for another thread's statement on it.
+    std::lock_guard lock(mu_);
+    if (s->users > 1) {
+      --s->users;
+      return;
+    }
+  }
   std::unique_lock use(s->use, std::defer_lock);
   const bool locked = lock_use(*s, use, std::nullopt) == use_wait::locked;
   std::optional<pooled_connection> idle;
@@ -159,10 +168,11 @@ void session_registry::limit_server_wait(pinned_session& s) {
 }
 
 use_wait session_registry::lock_use(pinned_session& s, std::unique_lock<std::timed_mutex>& use,
-                                    std::optional<steady::time_point> deadline) {
+                                    std::optional<steady::time_point> deadline, const std::stop_token& stop) {
   if (use.try_lock()) return use_wait::locked;
   while (true) {
     if (s.loss.fired()) return use_wait::lost;
+    if (stop.stop_requested()) return use_wait::timed_out;
     time_source::duration wait = kLostPoll;
     if (deadline) {
       const auto now = clock_.now();

@@ -160,14 +160,16 @@ class session_registry {
   void pin_existing(pinned_session& s);
   // One user fewer. A session with no users and no holds leaves the registry and its connection
   // goes back to the pool — after a reset when dirty, closed when that fails. The caller must not
-  // hold s.use. Returns at once for a lost session, even while a hung ping still holds s.use.
+  // hold s.use. Returns at once while other users remain, and for a lost session even while a hung
+  // ping still holds s.use.
   void unpin(const std::shared_ptr<pinned_session>& s) noexcept;
 
   // Locks s.use into `use` (which must not own it yet), waiting until `deadline` (nullopt: as
-  // long as it takes) — but gives up once the session is lost: a ping stuck on a dead network
-  // holds s.use until TCP gives up. `locked` may still find s.conn empty (lost meanwhile).
+  // long as it takes) or a stop on `stop` (both timed_out) — but gives up once the session is
+  // lost: a ping stuck on a dead network holds s.use until TCP gives up. `locked` may still find
+  // s.conn empty (lost meanwhile).
   use_wait lock_use(pinned_session& s, std::unique_lock<std::timed_mutex>& use,
-                    std::optional<std::chrono::steady_clock::time_point> deadline);
+                    std::optional<std::chrono::steady_clock::time_point> deadline, const std::stop_token& stop = {});
 
   // Sets the server's dead-peer limit (server_dead_peer_limit of its keepalive) on the session's
   // connection, once per session; the caller holds s.use and s.conn is set. Throws like a
