@@ -60,8 +60,8 @@ bool session_lock::acquire(lock_mode mode, std::optional<steady::time_point> dea
     session_pin pin(*reg, reg->pin(owner, options_.keepalive));
     std::unique_lock use(pin->use, std::defer_lock);
     const auto waited = reg->lock_use(
-        *pin, use,
-        deadline ? std::optional(std::max(*deadline, impl_.time().now() + kSessionBusyGrace)) : std::nullopt, stop);
+        *pin, use, deadline ? std::optional(std::max(*deadline, impl_.time().now() + kSessionBusyGrace)) : std::nullopt,
+        stop);
     // Timed out or stopped: another thread of this owner is still waiting on the session.
     if (waited == use_wait::timed_out) return false;
     if (waited == use_wait::lost || !pin->conn) {  // found dead meanwhile; the owner gets a new session
