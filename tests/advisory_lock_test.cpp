@@ -341,24 +341,36 @@ TEST_P(AdvisoryLockTest, TimedXactLockToADeadlineGivesUpThenAndRunsTheFunctionWh
             std::optional<int>(9));
 }
 
-// with_advisory_xact_lock(db, key, stop, fn): a stop cancels the waiting statement, fn does not run,
-// and nothing stays behind; a stop before the call is one attempt without waiting.
+// with_advisory_xact_lock(db, key, stop, fn) and the timed forms with a stop: a stop cancels the
+// waiting statement, fn does not run, and nothing stays behind; a stop before the call is one
+// attempt without waiting.
 TEST_P(AdvisoryLockTest, AStopEndsAnXactLockWaitWithoutRunningTheFunction) {
   auto db = open();
   auto other = open();
   const auto key = fresh_key();
   advisory_lock session(other, key);
   session.lock();
+  for (const int form : {0, 1, 2}) {
+    SCOPED_TRACE(form == 0   ? "with_advisory_xact_lock(stop)"
+                 : form == 1 ? "try_with_advisory_xact_lock_for(30 s, stop)"
+                             : "try_with_advisory_xact_lock_until(now + 30 s, stop)");
+    std::stop_source stop;
+    const stop_after stopper(stop, 300ms);
+    const auto fn = [] {
+      ADD_FAILURE() << "must not run";
+      return 1;
+    };
+    const auto got = form == 0   ? with_advisory_xact_lock(db, key, stop.get_token(), fn)
+                     : form == 1 ? try_with_advisory_xact_lock_for(db, key, 30s, stop.get_token(), fn)
+                                 : try_with_advisory_xact_lock_until(db, key, std::chrono::system_clock::now() + 30s,
+                                                                     stop.get_token(), fn);
+    const auto took = std::chrono::steady_clock::now() - stopper.started();
+    EXPECT_EQ(got, std::nullopt);
+    EXPECT_GE(took, 300ms) << "ended before the stop";
+    EXPECT_LT(took, scaled(1300ms)) << "the stop did not end the wait promptly";
+  }
   std::stop_source stop;
-  const stop_after stopper(stop, 300ms);
-  const auto got = with_advisory_xact_lock(db, key, stop.get_token(), [] {
-    ADD_FAILURE() << "must not run";
-    return 1;
-  });
-  const auto took = std::chrono::steady_clock::now() - stopper.started();
-  EXPECT_EQ(got, std::nullopt);
-  EXPECT_GE(took, 300ms) << "ended before the stop";
-  EXPECT_LT(took, scaled(1300ms)) << "the stop did not end the wait promptly";
+  stop.request_stop();
   EXPECT_FALSE(with_advisory_xact_lock(db, key, stop.get_token(), [] { ADD_FAILURE() << "must not run"; }))
       << "a stop before the call is one attempt, refused here";
   session.unlock();

@@ -315,6 +315,39 @@ template <class Clock, class Duration, class F>
   return try_with_advisory_xact_lock_until(db, advisory_key::from_name(name), deadline, std::forward<F>(fn), options);
 }
 
+// try_with_advisory_xact_lock_for and _until, ending the wait also on a stop requested on `stop`
+// (see with_advisory_xact_lock(db, key, stop, fn)).
+template <class Rep, class Period, class F>
+[[nodiscard]] auto try_with_advisory_xact_lock_for(const database& db, const advisory_key& key,
+                                                   const std::chrono::duration<Rep, Period>& timeout,
+                                                   std::stop_token stop, F&& fn,
+                                                   const advisory_xact_options& options = {}) {
+  return detail::run_keeping_result(db, key, detail::steady_deadline_after(timeout), options, fn, std::move(stop));
+}
+template <class Rep, class Period, class F>
+[[nodiscard]] auto try_with_advisory_xact_lock_for(const database& db, std::string_view name,
+                                                   const std::chrono::duration<Rep, Period>& timeout,
+                                                   std::stop_token stop, F&& fn,
+                                                   const advisory_xact_options& options = {}) {
+  return try_with_advisory_xact_lock_for(db, advisory_key::from_name(name), timeout, std::move(stop),
+                                         std::forward<F>(fn), options);
+}
+template <class Clock, class Duration, class F>
+[[nodiscard]] auto try_with_advisory_xact_lock_until(const database& db, const advisory_key& key,
+                                                     const std::chrono::time_point<Clock, Duration>& deadline,
+                                                     std::stop_token stop, F&& fn,
+                                                     const advisory_xact_options& options = {}) {
+  return detail::run_keeping_result(db, key, detail::steady_deadline_at(deadline), options, fn, std::move(stop));
+}
+template <class Clock, class Duration, class F>
+[[nodiscard]] auto try_with_advisory_xact_lock_until(const database& db, std::string_view name,
+                                                     const std::chrono::time_point<Clock, Duration>& deadline,
+                                                     std::stop_token stop, F&& fn,
+                                                     const advisory_xact_options& options = {}) {
+  return try_with_advisory_xact_lock_until(db, advisory_key::from_name(name), deadline, std::move(stop),
+                                           std::forward<F>(fn), options);
+}
+
 // The former name of try_with_advisory_xact_lock_for, which it calls (and saturates the same way).
 template <class Rep, class Period, class F>
 [[nodiscard, deprecated("use sqllock::try_with_advisory_xact_lock_for")]] auto try_with_advisory_xact_lock(
