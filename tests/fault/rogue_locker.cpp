@@ -54,7 +54,12 @@ std::int64_t wall_us() {
       .count();
 }
 
-// unsafe_release_holders: `inner`'s hold, with the unsafe DELETE before sqllock's own release.
+// unsafe_release_holders: `inner`'s hold, with the unsafe DELETE before sqllock's own release. The
+// history says how that DELETE went for the hold: ok when the row it deleted was the hold's own
+// (its fence), not_held when it found none or deleted another holder's row. So a holder whose row
+// a stale peer's DELETE took is never reported released by the row of a third holder that its own
+// DELETE took in turn — which, with a dozen threads on one name, it nearly always found, and the
+// foreign-delete checker then missed the deletes (0 of 45 overlaps in one run).
 class unsafe_release_holder : public test::lock_holder {
  public:
   unsafe_release_holder(const database& db, std::string res, std::unique_ptr<test::lock_holder> inner)
@@ -62,12 +67,18 @@ class unsafe_release_holder : public test::lock_holder {
 
   std::optional<test::release_result> hold(std::chrono::milliseconds timeout, const test::hold_hooks& hooks) override {
     test::release_result mine = test::release_result::error;
+    std::int64_t fence = -1;
     test::hold_hooks h = hooks;
+    h.body = [&](test::lock_section& section) {
+      fence = section.fence();
+      hooks.body(section);
+    };
     h.before_release = [&] {
       hooks.before_release();
       try {
-        const auto r = sql(db_, "DELETE FROM distributed_lock WHERE resource = $1", {res_});
-        mine = r.affected > 0 ? test::release_result::ok : test::release_result::not_held;
+        const auto r = sql(db_, "DELETE FROM distributed_lock WHERE resource = $1 RETURNING fence", {res_});
+        const bool own = !r.rows.empty() && r.rows[0].at(0) == std::to_string(fence);
+        mine = own ? test::release_result::ok : test::release_result::not_held;
       } catch (const error&) {
       }
     };
