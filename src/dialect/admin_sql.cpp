@@ -223,9 +223,9 @@ admin_sql sqlite(const std::string& table, const table_shape& sh) {
 
 }  // namespace
 
-std::shared_ptr<const admin_sql> make_admin_sql(dialect_kind kind, const std::string& table, admin_table which) {
-  const auto& sh = which == admin_table::permits ? kPermitShape
-                   : which == admin_table::queue ? kQueueShape
+std::shared_ptr<const admin_sql> make_admin_sql(dialect_kind kind, const std::string& table, lease_table which) {
+  const auto& sh = which == lease_table::permits ? kPermitShape
+                   : which == lease_table::queue ? kQueueShape
                                                  : kLockShape;
   const auto build = [&] {
     switch (kind) {

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "dialect/lease_table.hpp"
 #include "dialect/transaction_sql.hpp"
 #include "sqllock/dialect_kind.hpp"
 
@@ -66,18 +67,17 @@ struct admin_sql : transaction_sql {
   std::size_t scope_params = 0;
 };
 
-// Which lease table the statements work on: the lock table; its semaphore permits
-// (`<table>_permits`), whose rows list kLockColumns (count 1) and then slot and permits
-// (kPermitColumns in all); or its wait queue (`<table>_queue`), whose rows list kLockColumns —
-// count = write + read levels, fence = ticket, acquired_at = enqueued_at — then kind, write_count
-// and read_count (kQueueColumns), ordered by resource, kind and ticket. find_lock and
-// force_release then cover every slot, or every entry (of the scope's kinds), of the resource.
-enum class admin_table { locks, permits, queue };
+// The lease table the statements work on (dialect/lease_table.hpp): the lock table; its semaphore
+// permits, whose rows list kLockColumns (count 1) and then slot and permits (kPermitColumns in
+// all); or its wait queue, whose rows list kLockColumns — count = write + read levels, fence =
+// ticket, acquired_at = enqueued_at — then kind, write_count and read_count (kQueueColumns),
+// ordered by resource, kind and ticket. find_lock and force_release then cover every slot, or
+// every entry (of the scope's kinds), of the resource.
 inline constexpr std::size_t kPermitColumns = kLockColumns + 2;
 inline constexpr std::size_t kQueueColumns = kLockColumns + 3;
 
 // The operator statements for `kind` on the (validated, unquoted) lock table `table`.
 std::shared_ptr<const admin_sql> make_admin_sql(dialect_kind kind, const std::string& table,
-                                                admin_table which = admin_table::locks);
+                                                lease_table which = lease_table::locks);
 
 }  // namespace sqllock::detail

@@ -9,16 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "dialect/lease_table.hpp"
 #include "sqllock/dialect_kind.hpp"
 
 namespace sqllock::detail {
-
-// The tables a renewal covers, as bits.
-enum renewal_table : unsigned {
-  renew_locks = 1u << 0,
-  renew_permits = 1u << 1,
-  renew_queue = 1u << 2,
-};
 
 struct renewal_step {
   // $1 holder session. Returns the leases still held as (resource, owner_token, fence) — with a
@@ -31,9 +25,9 @@ struct renewal_step {
   char tag = 0;
 };
 
-// The steps for the tables in `tables` (a non-zero combination of renewal_table bits), for `kind`
-// and the (validated, unquoted) lock table name. Cached: the same object for the same arguments.
+// The steps for the lease tables in `tables` (not empty), for `kind` and the (validated, unquoted)
+// lock table name. Cached: the same object for the same arguments.
 std::shared_ptr<const std::vector<renewal_step>> renewal_statements(dialect_kind kind, const std::string& table,
-                                                                    unsigned tables);
+                                                                    lease_table_set tables);
 
 }  // namespace sqllock::detail

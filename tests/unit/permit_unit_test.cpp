@@ -34,7 +34,8 @@ class permit_rows {
  public:
   explicit permit_rows(fake_handle& h)
       : sql_(d::permit_statements(h.impl.dialect(), h.impl.options().table)),
-        renew_(d::renewal_statements(h.impl.dialect(), h.impl.options().table, d::renew_permits)->at(0).statement) {
+        renew_(
+            d::renewal_statements(h.impl.dialect(), h.impl.options().table, d::lease_table::permits)->at(0).statement) {
     h.server->on(sql_->acquire, [s = s_](std::span<const d::value> p) {
       std::lock_guard lock(s->mu);
       const auto permits = std::stoll(text(p[1]));

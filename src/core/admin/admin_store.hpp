@@ -40,13 +40,13 @@ class admin_store {
   // after the delete may have been applied.
   std::optional<lock_info> force_release(const std::string& resource, const std::string& wakeup_channel);
 
-  // With the statements of the permits table (admin_table::permits): its rows, all slots of one
+  // With the statements of the permits table (lease_table::permits): its rows, all slots of one
   // resource, and the forced release of all slots of one resource.
   std::vector<permit_info> list_permits();
   std::vector<permit_info> find_permits(const std::string& resource);
   std::vector<permit_info> force_release_permits(const std::string& resource, const std::string& wakeup_channel);
 
-  // With the statements of the wait queue (admin_table::queue): its entries in queue order, with
+  // With the statements of the wait queue (lease_table::queue): its entries in queue order, with
   // their positions and whether they hold; those of one resource (and kind, when given); and the
   // forced release of those.
   std::vector<queue_entry_info> list_queue();

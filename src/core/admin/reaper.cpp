@@ -24,7 +24,7 @@ std::uint64_t reap(const database& db, const reap_options& options) {
   // Lock rows, then semaphore permits, then wait-queue entries: the same rules on every lease
   // table. A queue's waiters delete expired entries ahead of them themselves; the reaper is the
   // backstop for names nobody waits for any more.
-  for (const auto which : {detail::admin_table::locks, detail::admin_table::permits, detail::admin_table::queue}) {
+  for (const auto which : detail::kLeaseTables) {
     const auto sql = detail::make_admin_sql(impl.dialect(), db.table(), which);
     std::string resume;  // where the last batch's scan ended
     while (!options.stop.stop_requested()) {
@@ -37,7 +37,7 @@ std::uint64_t reap(const database& db, const reap_options& options) {
       }
       total += batch.deleted;
       // The permits' and the queue's empty batches stay silent: a pass reports one 0 at most.
-      if (options.on_batch && (batch.deleted > 0 || which == detail::admin_table::locks))
+      if (options.on_batch && (batch.deleted > 0 || which == detail::lease_table::locks))
         options.on_batch(batch.deleted);
       // A short batch means the scan ran out of unlocked expired rows: the pass is done. Rows
       // skipped because another transaction held them wait for the next pass.

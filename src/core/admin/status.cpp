@@ -12,7 +12,7 @@ namespace {
 
 // Runs `body` with an admin_store on a pooled connection of `db`.
 template <class F>
-auto with_store(const database& db, F&& body, detail::admin_table which = detail::admin_table::locks) {
+auto with_store(const database& db, F&& body, detail::lease_table which = detail::lease_table::locks) {
   auto& impl = detail::database_access::impl(db);
   const auto sql = detail::make_admin_sql(impl.dialect(), db.table(), which);
   auto conn = impl.borrow();
@@ -46,14 +46,14 @@ std::optional<lock_info> force_release(const database& db, std::string_view name
 
 std::vector<permit_info> list_permits(const database& db) {
   return with_store(
-      db, [](detail::admin_store& s, auto&) { return s.list_permits(); }, detail::admin_table::permits);
+      db, [](detail::admin_store& s, auto&) { return s.list_permits(); }, detail::lease_table::permits);
 }
 
 std::vector<permit_info> find_permits(const database& db, std::string_view name) {
   detail::validate_lock_name(name);
   return with_store(
       db, [&](detail::admin_store& s, auto&) { return s.find_permits(std::string(name)); },
-      detail::admin_table::permits);
+      detail::lease_table::permits);
 }
 
 std::vector<permit_info> force_release_permits(const database& db, std::string_view name) {
@@ -63,12 +63,12 @@ std::vector<permit_info> force_release_permits(const database& db, std::string_v
       [&](detail::admin_store& s, detail::database_impl& impl) {
         return s.force_release_permits(std::string(name), impl.sql().wakeup_channel);
       },
-      detail::admin_table::permits);
+      detail::lease_table::permits);
 }
 
 std::vector<queue_entry_info> list_queue_entries(const database& db) {
   return with_store(
-      db, [](detail::admin_store& s, auto&) { return s.list_queue(); }, detail::admin_table::queue);
+      db, [](detail::admin_store& s, auto&) { return s.list_queue(); }, detail::lease_table::queue);
 }
 
 std::vector<queue_entry_info> find_queue_entries(const database& db, std::string_view name,
@@ -76,7 +76,7 @@ std::vector<queue_entry_info> find_queue_entries(const database& db, std::string
   detail::validate_lock_name(name);
   return with_store(
       db, [&](detail::admin_store& s, auto&) { return s.find_queue(std::string(name), kind); },
-      detail::admin_table::queue);
+      detail::lease_table::queue);
 }
 
 std::vector<queue_entry_info> force_release_queue_entries(const database& db, std::string_view name,
@@ -87,7 +87,7 @@ std::vector<queue_entry_info> force_release_queue_entries(const database& db, st
       [&](detail::admin_store& s, detail::database_impl& impl) {
         return s.force_release_queue(std::string(name), impl.sql().wakeup_channel, kind);
       },
-      detail::admin_table::queue);
+      detail::lease_table::queue);
 }
 
 }  // namespace sqllock

@@ -45,7 +45,7 @@ void prepare_periodic_statements(connection& conn, dialect_kind kind, const std:
       // Refused by the server: prepared on first use instead, where the error means something.
     }
   };
-  for (const auto& step : *renewal_statements(kind, table, renew_locks)) {
+  for (const auto& step : *renewal_statements(kind, table, lease_table::locks)) {
     prepare(step.statement);
     if (!step.readback.empty()) prepare(step.readback);
   }

@@ -184,7 +184,7 @@ lease_registry::telling_batch lease_registry::expire_overdue(steady::time_point 
   return out;
 }
 
-std::vector<held_lease> lease_registry::renew_stores(unsigned tables) {
+std::vector<held_lease> lease_registry::renew_stores(lease_table_set tables) {
   const auto steps = renewal_statements(db_.dialect(), db_.options().table, tables);
   auto conn = db_.borrow();
   const value params[] = {session_};
@@ -200,18 +200,18 @@ std::vector<held_lease> lease_registry::renew_stores(unsigned tables) {
 
 lease_registry::telling_batch lease_registry::renew_once() {
   const auto sent = clock_.now();
-  unsigned tables = 0;
+  lease_table_set tables;
   {
     std::lock_guard lock(mu_);
     orphan_held_back_ = false;
     for (const auto& [k, s] : slots_) {
       if (s->depth == 0 || s->loss.fired() || !s->auto_renew) continue;
-      tables |= s->store.renewal_table();
+      tables.add(s->store.table());
     }
   }
   std::vector<held_lease> held;
   try {
-    held = renew_stores(tables ? tables : renew_locks);
+    held = renew_stores(tables.empty() ? lease_table::locks : tables);
   } catch (const std::exception&) {
     // Try again soon; holds whose deadline passes meanwhile are expired by the caller.
     std::lock_guard lock(mu_);

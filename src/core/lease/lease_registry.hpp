@@ -168,7 +168,7 @@ class lease_registry {
   // One renewal round; returns the holds it found lost.
   telling_batch renew_once();
   // The leases of this handle still held, per the renewal statements of the stores in use.
-  std::vector<held_lease> renew_stores(unsigned tables);
+  std::vector<held_lease> renew_stores(lease_table_set tables);
   // Fires the loss of `slot` into `batch`. Requires mu_.
   void fire_into(telling_batch& batch, const std::shared_ptr<lease_slot>& slot);
   telling_batch expire_overdue(steady::time_point now);  // requires mu_

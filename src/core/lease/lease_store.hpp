@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "dialect/lease_table.hpp"
 #include "driver/connection.hpp"
 
 namespace sqllock::detail {
@@ -27,13 +28,13 @@ struct held_lease {
 
 class lease_store {
  public:
-  // `renewal_table`: the dialect/renewal_sql.hpp bit whose statement renews these rows; `tag`:
-  // how that renewal tags them when one statement renews several stores.
-  constexpr lease_store(unsigned renewal_table, char tag) noexcept : renewal_table_(renewal_table), tag_(tag) {}
+  // `table`: the lease table these rows live in, whose renewal renews them; `tag`: how that
+  // renewal tags them when one statement renews several stores.
+  constexpr lease_store(lease_table table, char tag) noexcept : table_(table), tag_(tag) {}
   lease_store(const lease_store&) = delete;
   lease_store& operator=(const lease_store&) = delete;
 
-  unsigned renewal_table() const noexcept { return renewal_table_; }
+  lease_table table() const noexcept { return table_; }
   char tag() const noexcept { return tag_; }
 
   // Deletes `row`, which the handle renews but no hold stands behind: its acquire's reply was
@@ -45,7 +46,7 @@ class lease_store {
   ~lease_store() = default;
 
  private:
-  const unsigned renewal_table_;
+  const lease_table table_;
   const char tag_;
 };
 

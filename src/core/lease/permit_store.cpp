@@ -94,7 +94,7 @@ namespace {
 
 class permit_rows final : public lease_store {
  public:
-  constexpr permit_rows() noexcept : lease_store(renew_permits, 'p') {}
+  constexpr permit_rows() noexcept : lease_store(lease_table::permits, 'p') {}
   void end_orphan(database_impl& db, connection& conn, const held_lease& row) const override {
     const auto sql = permit_statements(db.dialect(), db.options().table);
     permit_store(conn, *sql, db.sql().wakeup_channel).release(row.resource, row.owner, row.fence);

@@ -55,7 +55,7 @@ class permit_store {
   const std::string channel_;
 };
 
-// The store of semaphore permits: renewed by renewal_table renew_permits, tag 'p'.
+// The store of semaphore permits: rows of lease_table::permits, tag 'p'.
 const lease_store& permit_rows_store();
 
 }  // namespace sqllock::detail

@@ -88,7 +88,7 @@ namespace {
 class queue_entries final : public lease_store {
  public:
   constexpr explicit queue_entries(queue_kind kind) noexcept
-      : lease_store(renew_queue, static_cast<char>(kind)), kind_(kind) {}
+      : lease_store(lease_table::queue, static_cast<char>(kind)), kind_(kind) {}
   void end_orphan(database_impl& db, connection& conn, const held_lease& row) const override {
     const auto sql = queue_statements(db.dialect(), db.options().table);
     queue_store(conn, *sql, db.sql().wakeup_channel).leave(row.resource, kind_, row.fence, row.owner);

@@ -74,7 +74,7 @@ class queue_store {
   const std::string channel_;
 };
 
-// The store of the wait queue's entries of `kind`: renewed by renewal_table renew_queue, tagged
+// The store of the wait queue's entries of `kind`: rows of lease_table::queue, tagged
 // by their kind ('F', 'R').
 const lease_store& queue_entries_store(queue_kind kind);
 

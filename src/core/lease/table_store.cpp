@@ -51,7 +51,7 @@ namespace {
 
 class lock_rows final : public lease_store {
  public:
-  constexpr lock_rows() noexcept : lease_store(renew_locks, 'l') {}
+  constexpr lock_rows() noexcept : lease_store(lease_table::locks, 'l') {}
   void end_orphan(database_impl& db, connection& conn, const held_lease& row) const override {
     table_store(conn, db.sql()).release(row.resource, row.owner, row.fence, 1);
   }

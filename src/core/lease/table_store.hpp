@@ -33,7 +33,7 @@ struct acquired {
 // backend_error (classified, core/handle/error_translation.hpp) / schema_error otherwise.
 result run_lease_statement(connection& conn, dialect_kind kind, const std::string& sql, std::span<const value> params);
 
-// The store of lock rows (table_lock, multi_lock): renewed by renewal_table renew_locks, tag 'l'.
+// The store of lock rows (table_lock, multi_lock): rows of lease_table::locks, tag 'l'.
 const lease_store& lock_rows_store();
 
 // Statements on one connection. Every function throws outcome_unknown when the connection broke
