@@ -96,7 +96,8 @@ class SQLLOCK_API permit {
   // holder); connection_error / backend_error when the release could not be made (no connection,
   // a statement the server refused: the permit is still held and renewed, so release() may be
   // called again; its destructor gives it up after one try); outcome_unknown when its answer was
-  // lost (the permit is given up: if the release did not happen, its row runs out with its lease).
+  // lost (the permit is given up: if the release did not happen, the handle's next renewal deletes
+  // its row when the handle renews other leases, or the row runs out with its lease).
   void release();
 
  private:
