@@ -87,7 +87,8 @@ record_failed_tests() {
       /^<end of output>$/ { if (n == 0) for (i = k - 3; i < k; ++i) if (i >= 0) print last[i % 3]; inside = 0; next }
       { last[k++ % 3] = substr($0, 1, 200) }
       /^ *metric / || /^ *violations .* = 0$/ { next }
-      /Failure|FAILED|[Ee]rror|violation|example |Timeout|Expected|Which is|Value of|Actual/ {
+      /^Command: / { print substr($0, 1, 200); next }
+      /Failure|FAILED|[Ee]rror|violation|example |Timeout|Expected|Which is|Value of|Actual|failed|could not|servers\.log: / {
         if (++n <= 8) print substr($0, 1, 200)
       }' "$log")
   done < <(head -n 12 "$list")

@@ -1,5 +1,6 @@
 #include "fault/servers.hpp"
 
+#include <deque>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -28,6 +29,17 @@ test::script_runner logged_to(std::string log) {
   };
 }
 
+// The last `n` lines of the file at `path` (fewer when it is shorter or missing).
+std::vector<std::string> last_lines(const std::string& path, std::size_t n) {
+  std::ifstream in(path);
+  std::deque<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(line);
+    if (lines.size() > n) lines.pop_front();
+  }
+  return {lines.begin(), lines.end()};
+}
+
 // Servers that a script starts in directory `dir` (writing dir/env) and that are stopped, with
 // whatever of them did start, when the setup ends or its start fails.
 class scripted_setup : public server_setup {
@@ -36,15 +48,19 @@ class scripted_setup : public server_setup {
   scripted_setup(const std::string& script, const std::filesystem::path& dir, dialect_kind dialect,
                  const std::string& what, const std::function<test::run_result(const test::server_control&)>& start)
       : log_((dir.parent_path() / "servers.log").string()), ctl_(script, dir, dialect, logged_to(log_)) {
-    if (start(ctl_).code != 0) {
+    // Once more after a failure: on a loaded machine a cluster's start can run out of its script's
+    // time, or a port picked free can be taken before its node binds it.
+    for (int attempt = 1;; ++attempt) {
+      if (start(ctl_).code == 0) return;
       ctl_.stop_all();
-      std::string message = std::filesystem::path(script).filename().string();
-      message += " ";
-      message += what;
-      message += " failed; see ";
-      message += log_;
-      throw std::runtime_error(message);
+      if (attempt == 2) break;
+      std::cerr << "fault run: " << what << " failed; starting again\n";
     }
+    // The run directory goes with the run: the log's end is part of the message.
+    std::string message = std::filesystem::path(script).filename().string() + " " + what +
+                          " failed twice; the end of " + log_ + ":";
+    for (const auto& line : last_lines(log_, 6)) message += "\n  servers.log: " + line;
+    throw std::runtime_error(message);
   }
 
  public:

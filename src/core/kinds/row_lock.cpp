@@ -58,16 +58,18 @@ class reentry_guard {
   reentry_guard& operator=(const reentry_guard&) = delete;
 };
 
-// Runs `attempt(wait)` — one wait for the row that returns something true when it locked it —
-// so that a stop on wait.stop ends it: a stop requested before the call leaves one attempt that
-// does not wait; where a cancel reaches the server (`cancel_reaches`, wait.cancel_via set) the
-// attempt waits as long as `wait` says and the stop cancels its statement, and elsewhere the wait
-// runs as bounded attempts that see a stop between them (wait_in_stop_slices).
+// Whether a wait that a stop can end must run in slices: it waits, a stop can come, and no cancel
+// reaches the server.
 bool waits_in_slices(const row_wait& wait, bool cancel_reaches) {
   return wait.kind != row_wait_kind::nowait && wait.stop.stop_possible() && !wait.stop.stop_requested() &&
          !cancel_reaches;
 }
 
+// Runs `attempt(wait)` — one wait for the row that returns something true when it locked it —
+// so that a stop on wait.stop ends it: a stop requested before the call leaves one attempt that
+// does not wait; where a cancel reaches the server (`cancel_reaches`, wait.cancel_via set) the
+// attempt waits as long as `wait` says and the stop cancels its statement, and elsewhere the wait
+// runs as bounded attempts that see a stop between them (wait_in_stop_slices).
 template <class Attempt>
 auto stoppable_row_wait(row_wait wait, bool cancel_reaches, Attempt&& attempt) {
   if (wait.stop.stop_requested()) wait = {row_wait_kind::nowait, {}};
