@@ -35,6 +35,30 @@ class AdvisoryPqxxAdapterTest : public ::testing::Test {
   std::string uri_;
 };
 
+// A key that another session holds, and an application transaction, whose own lock_timeout is
+// 7 s, that wants it.
+struct contended_key {
+  contended_key(const std::string& uri, const std::string& name)
+      : db(uri), key(advisory_key::from_name(unique_name(name))), holder(db, key, holder_options()), conn(uri),
+        tx(conn) {
+    holder.lock();
+    tx.exec("SET LOCAL lock_timeout = '7s'");
+  }
+  static advisory_lock_options holder_options() {
+    advisory_lock_options o;
+    o.owner = "holder";
+    return o;
+  }
+  // The transaction's lock_timeout, which sqllock must leave as it was.
+  std::string lock_timeout() { return tx.exec("SHOW lock_timeout")[0][0].as<std::string>(); }
+
+  database db;
+  advisory_key key;
+  advisory_lock holder;
+  pqxx::connection conn;
+  pqxx::work tx;
+};
+
 TEST_F(AdvisoryPqxxAdapterTest, TheLockJoinsTheTransactionAndEndsWithIt) {
   database db(uri_);
   const auto key = advisory_key::from_name(unique_name("tx"));
@@ -61,19 +85,14 @@ TEST_F(AdvisoryPqxxAdapterTest, TheLockJoinsTheTransactionAndEndsWithIt) {
 }
 
 TEST_F(AdvisoryPqxxAdapterTest, ATimedOutAttemptLeavesTheTransactionUsableAndItsSettingsAlone) {
-  database db(uri_);
-  const auto key = advisory_key::from_name(unique_name("timed"));
-  advisory_lock_options o;
-  o.owner = "holder";
-  advisory_lock holder(db, key, o);
-  holder.lock();
-  pqxx::connection c(uri_);
-  pqxx::work tx(c);
-  tx.exec("SET LOCAL lock_timeout = '7s'");
+  contended_key k(uri_, "timed");
+  const auto& key = k.key;
+  auto& holder = k.holder;
+  auto& tx = k.tx;
   const auto start = std::chrono::steady_clock::now();
   EXPECT_FALSE(try_advisory_xact_lock_for(tx, key, 200ms));
   EXPECT_GE(std::chrono::steady_clock::now() - start, 200ms);
-  EXPECT_EQ(tx.exec("SHOW lock_timeout")[0][0].as<std::string>(), "7s");
+  EXPECT_EQ(k.lock_timeout(), "7s");
   EXPECT_EQ(held_here(tx), 0);
   std::thread releaser([&] {
     std::this_thread::sleep_for(100ms);
@@ -81,7 +100,7 @@ TEST_F(AdvisoryPqxxAdapterTest, ATimedOutAttemptLeavesTheTransactionUsableAndIts
   });
   EXPECT_TRUE(try_advisory_xact_lock_for(tx, key, 5s));
   releaser.join();
-  EXPECT_EQ(tx.exec("SHOW lock_timeout")[0][0].as<std::string>(), "7s");
+  EXPECT_EQ(k.lock_timeout(), "7s");
   EXPECT_EQ(held_here(tx), 1);
   tx.commit();
 }
@@ -90,15 +109,10 @@ TEST_F(AdvisoryPqxxAdapterTest, ATimedOutAttemptLeavesTheTransactionUsableAndIts
 // with false, the transaction usable and holding nothing; a stop before the call leaves one attempt
 // without waiting; a wait that is not stopped is granted when the holder lets go.
 TEST_F(AdvisoryPqxxAdapterTest, AStopEndsTheWaitAndLeavesTheTransactionUsable) {
-  database db(uri_);
-  const auto key = advisory_key::from_name(unique_name("stopped"));
-  advisory_lock_options o;
-  o.owner = "holder";
-  advisory_lock holder(db, key, o);
-  holder.lock();
-  pqxx::connection c(uri_);
-  pqxx::work tx(c);
-  tx.exec("SET LOCAL lock_timeout = '7s'");
+  contended_key k(uri_, "stopped");
+  const auto& key = k.key;
+  auto& holder = k.holder;
+  auto& tx = k.tx;
   for (const bool timed : {false, true}) {
     SCOPED_TRACE(timed ? "try_advisory_xact_lock_for(30 s, stop)" : "advisory_xact_lock(stop)");
     std::stop_source stop;
@@ -116,7 +130,7 @@ TEST_F(AdvisoryPqxxAdapterTest, AStopEndsTheWaitAndLeavesTheTransactionUsable) {
   const auto start = std::chrono::steady_clock::now();
   EXPECT_FALSE(advisory_xact_lock(tx, key, stopped.get_token()));
   EXPECT_LT(std::chrono::steady_clock::now() - start, scaled(1s)) << "a stop before the call waits not at all";
-  EXPECT_EQ(tx.exec("SHOW lock_timeout")[0][0].as<std::string>(), "7s") << "the caller's setting is back";
+  EXPECT_EQ(k.lock_timeout(), "7s") << "the caller's setting is back";
   std::thread releaser([&] {
     std::this_thread::sleep_for(700ms);  // longer than two attempts
     holder.unlock();

@@ -1,10 +1,18 @@
 #include "support/fake_connection.hpp"
 
 #include <algorithm>
+#include <string>
+#include <variant>
 
 #include "sqllock/error.hpp"
 
 namespace test {
+
+std::string text(const d::value& v) {
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+  return "NULL";
+}
 
 d::result rows(std::vector<d::row> r, std::uint64_t affected) {
   d::result out;

@@ -40,6 +40,9 @@ struct fake_call {
 // An answer: rows as text (std::nullopt is NULL) and an affected-row count.
 d::result rows(std::vector<d::row> r, std::uint64_t affected = 0);
 
+// A bound parameter as the server would compare it: text, a number's digits, or "NULL".
+std::string text(const d::value& v);
+
 class fake_server : public std::enable_shared_from_this<fake_server> {
  public:
   using responder = std::function<d::result(std::span<const d::value> params)>;

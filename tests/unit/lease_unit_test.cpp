@@ -28,12 +28,6 @@ using namespace std::chrono_literals;
 using sqllock::table_lock;
 using sqllock::table_lock_options;
 
-std::string text(const d::value& v) {
-  if (const auto* s = std::get_if<std::string>(&v)) return *s;
-  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
-  return "NULL";
-}
-
 // The lock table of one fake server: grants free or own rows, renews what the handle holds. Its
 // state outlives it: the handle's watchdog, destroyed after it, may still be answered.
 class lease_rows {

@@ -21,12 +21,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::string text(const d::value& v) {
-  if (const auto* s = std::get_if<std::string>(&v)) return *s;
-  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
-  return "NULL";
-}
-
 // The permits table of one fake PostgreSQL server: grants the lowest free slot, deletes a permit
 // by (resource, owner, fence), renews every row. The next `failing_releases` releases throw
 // `release_error` instead, before touching the row.
