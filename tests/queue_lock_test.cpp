@@ -288,22 +288,24 @@ TEST_P(QueueLockTest, AnAcquireDoesNotJoinAnOrphanedPlaceOfItsOwner) {
 
 // Processes queue one after another (each only once the previous one's place is in the queue)
 // behind a holder; the order they are granted in is recorded in memory shared by all of them.
+// The children are forked before the holder's lease keeper runs (a child forked while that thread
+// is inside SQLite could inherit one of SQLite's process-wide mutexes locked, and hang on it), and
+// each waits for its turn, given through the shared memory.
 TEST_P(QueueLockTest, ProcessesAreGrantedInTheOrderTheyQueued) {
   struct shared_order {
+    std::atomic<int> turn;  // the child that may queue now
     std::atomic<int> next;
     std::atomic<int> slots[8];
   };
   void* mem = ::mmap(nullptr, sizeof(shared_order), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(mem, MAP_FAILED);
   auto* log = new (mem) shared_order{};
-  auto db = open();
-  fair_lock holder(db, "procs");
-  holder.lock();
+  log->turn.store(-1);
   constexpr int kProcesses = 6;
-  std::vector<std::unique_ptr<process_group>> groups;
+  process_group children;
   for (int i = 0; i < kProcesses; ++i) {
-    auto g = std::make_unique<process_group>();
-    g->spawn([&, i, log]() -> int {
+    children.spawn([&, i, log]() -> int {
+      while (log->turn.load() < i) std::this_thread::sleep_for(1ms);
       fair_lock mine(open(), "procs");
       if (!mine.try_lock_for(60s)) return 2;
       log->slots[log->next.fetch_add(1)].store(i);
@@ -311,12 +313,21 @@ TEST_P(QueueLockTest, ProcessesAreGrantedInTheOrderTheyQueued) {
       mine.unlock();
       return 0;
     });
-    g->start();
-    ASSERT_TRUE(await_entries(db, "procs", 'F', i + 2)) << "process " << i << " never queued";
-    groups.push_back(std::move(g));
+  }
+  auto db = open();
+  fair_lock holder(db, "procs");
+  holder.lock();
+  children.start();
+  for (int i = 0; i < kProcesses; ++i) {
+    log->turn.store(i);
+    if (!await_entries(db, "procs", 'F', i + 2)) {
+      ADD_FAILURE() << "process " << i << " never queued";
+      log->turn.store(kProcesses);  // the rest go, so that wait_all() returns
+      break;
+    }
   }
   holder.unlock();
-  for (auto& g : groups) EXPECT_EQ(g->wait_all(), 1);
+  EXPECT_EQ(children.wait_all(), kProcesses);
   for (int i = 0; i < kProcesses; ++i) EXPECT_EQ(log->slots[i].load(), i) << "grant " << i;
   ::munmap(mem, sizeof(shared_order));
 }
