@@ -9,7 +9,8 @@ add_executable(sqllock_fault
   fault/nemesis.cpp fault/checker.cpp fault/controller.cpp fault/semaphore_holder.cpp
   fault/latch_log.cpp fault/latch_worker.cpp fault/latch_check.cpp fault/multi_worker.cpp fault/multi_check.cpp
   fault/holds.cpp fault/queue_log.cpp fault/queue_holder.cpp fault/queue_rogue.cpp fault/queue_check.cpp
-  fault/net_link.cpp fault/told_check.cpp fault/told_late.cpp fault/stall_monitor.cpp)
+  fault/net_link.cpp fault/told_check.cpp fault/told_late.cpp fault/stall_monitor.cpp
+  fault/hold_story.cpp)
 target_include_directories(sqllock_fault PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(sqllock_fault PRIVATE sqllock_build_flags sqllock_test_support)
 sqllock_precompile(sqllock_fault REUSE sqllock_test_support)

@@ -1,5 +1,6 @@
 #include "fault/checker.hpp"
 
+#include "fault/hold_story.hpp"
 #include "fault/holds.hpp"
 #include "fault/latch_check.hpp"
 #include "fault/multi_check.hpp"
@@ -12,7 +13,6 @@
 #include <algorithm>
 #include <limits>
 #include <set>
-#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -71,22 +71,13 @@ class checker {
   void metric(const std::string& name, std::int64_t v) { r_.metrics[name] = v; }
   void bump(const std::string& name, std::int64_t by = 1) { r_.metrics[name] += by; }
 
-  static std::string when(std::int64_t ns, std::int64_t t0) {
-    std::ostringstream s;
-    s << "t=" << (ns - t0) / kMs << "ms";
-    return s.str();
-  }
+  static std::string when(std::int64_t ns, std::int64_t t0) { return at_ms(ns, t0); }
   std::int64_t t0() const {
     std::int64_t t = std::numeric_limits<std::int64_t>::max();
     for (const auto& e : ev_.events) t = std::min(t, e.mono);
     return t == std::numeric_limits<std::int64_t>::max() ? 0 : t;
   }
-  std::string describe(const hold_rec& h) const {
-    std::ostringstream s;
-    s << h.res << " fence " << h.fence << " pid " << h.pid << "/" << h.thread << " [" << when(h.start, t0()) << ", "
-      << when(h.end, t0()) << "]";
-    return s.str();
-  }
+  std::string describe(const hold_rec& h) const { return describe_hold(h, t0()); }
 
   void volume() {
     metric("grants", static_cast<std::int64_t>(holds_.size()));
@@ -399,7 +390,9 @@ class checker {
           const std::string in_flight = ended_in_flight(ev_, *h);
           const std::string why = in_flight.empty() ? explanation(*stale, h->start) : in_flight;
           if (why.empty()) {
-            violation("client-overlap", describe(*stale) + " still inside when " + describe(*h) + " entered");
+            violation("client-overlap", describe(*stale) + " still inside when " + describe(*h) +
+                                            " entered; the first: " + hold_story(*stale, ev_.faults, t0()) +
+                                            "; the second: " + hold_story(*h, ev_.faults, t0()));
             continue;
           }
           bump("overlaps-explained-by-" + why);

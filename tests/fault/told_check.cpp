@@ -1,10 +1,11 @@
 #include "fault/told_check.hpp"
 
+#include "fault/hold_story.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <limits>
 #include <map>
-#include <sstream>
 #include <string>
 
 namespace sqllock::fault {
@@ -76,7 +77,8 @@ class told_checker {
         violation(describe(*g) + " granted while " + describe(*untold.front()) + " was not told" +
                   (untold.front()->lost_at ? " (told at " + when(untold.front()->lost_at) + ")"
                                            : std::string(" (never told)")) +
-                  (untold.size() > 1 ? " and " + std::to_string(untold.size() - 1) + " more" : std::string()));
+                  (untold.size() > 1 ? " and " + std::to_string(untold.size() - 1) + " more" : std::string()) +
+                  "; the untold one: " + hold_story(*untold.front(), ev_.faults, t0_));
       }
     }
   }
@@ -115,18 +117,8 @@ class told_checker {
     if (r_.examples.size() < 20) r_.examples.push_back(std::string(kName) + ": " + what);
   }
 
-  std::string when(std::int64_t ns) const {
-    std::ostringstream s;
-    s << "t=" << (ns - t0_) / kMs << "ms";
-    return s.str();
-  }
-
-  std::string describe(const hold_rec& h) const {
-    std::ostringstream s;
-    s << h.res << " fence " << h.fence << " pid " << h.pid << "/" << h.thread << " [" << when(h.start) << ", "
-      << when(h.end) << "]";
-    return s.str();
-  }
+  std::string when(std::int64_t ns) const { return at_ms(ns, t0_); }
+  std::string describe(const hold_rec& h) const { return describe_hold(h, t0_); }
 
   const run_evidence& ev_;
   const std::vector<hold_rec>& holds_;
