@@ -45,6 +45,19 @@ class named_protocol final : public session_lock_protocol {
     // GET_LOCK is node-local on Galera: refused on a multi-node cluster unless the URI says every
     // client uses one node. Asked on the handle's first lock only, on this session; it never waits.
     refuse_on_galera(impl_, conn, node_local_lock::get_lock, name_);
+    try {
+      return wait(conn, deadline, stop, state);
+    } catch (const deadlock&) {
+      throw;  // the server refused the request: nothing was taken
+    } catch (const backend_error&) {
+      // An error the session survived may have hidden a grant (a client error whose answer was
+      // lost): reset the session before the pool reuses it, so that no level stays behind.
+      state.dirty = true;
+      throw;
+    }
+  }
+
+  bool wait(connection& conn, std::optional<steady::time_point> deadline, const std::stop_token& stop, attempt& state) {
     // A free lock costs one round trip, and the first statement never waits (see attempt).
     if (*get_lock(conn, "0")) return true;  // NULL throws here (no stop can have come yet)
     state.answered = true;
