@@ -5,13 +5,13 @@
 #include "sqllock/multi_lock.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <exception>
 #include <mutex>
 
-#include "common/lock_name.hpp"
 #include "core/handle/clock.hpp"
 #include "core/handle/database_impl.hpp"
+#include "core/hold/joined_loss.hpp"
+#include "core/kinds/multi_lock_names.hpp"
 #include "core/lease/lease_grant.hpp"
 #include "core/lease/multi_store.hpp"
 #include "core/hold/ownership.hpp"
@@ -29,30 +29,6 @@ bool same_parts(const std::vector<lease_hold>& a, const std::vector<lease_hold>&
   });
 }
 
-// The loss signal of a whole hold: stops when any part's signal does, and lets on_lost run once
-// however many parts are lost.
-class joined_loss {
- public:
-  joined_loss(const std::vector<lease_hold>& parts, const lease_registry& registry) {
-    watchers_.reserve(parts.size());
-    for (const auto& p : parts)
-      watchers_.push_back(std::make_unique<watcher>(registry.view(*p.slot).stop, forward{source_}));
-  }
-  std::stop_token token() const { return source_.get_token(); }
-  // True the first time only: the caller reports the loss.
-  bool first_report() noexcept { return !told_.exchange(true); }
-
- private:
-  struct forward {
-    std::stop_source target;
-    void operator()() noexcept { target.request_stop(); }
-  };
-  using watcher = std::stop_callback<forward>;
-  std::stop_source source_;
-  std::vector<std::unique_ptr<watcher>> watchers_;
-  std::atomic<bool> told_{false};
-};
-
 // What one owner's levels live on: a part per name (in name order) and their joined loss signal.
 struct multi_hold {
   std::vector<lease_hold> parts;
@@ -61,37 +37,10 @@ struct multi_hold {
 
 bool same_hold(const multi_hold& a, const multi_hold& b) { return same_parts(a.parts, b.parts); }
 
-// The names sorted by bytes (the order the databases compare them in: COLLATE "C", VARBINARY,
-// BINARY), after checking each, the count and duplicates. Nothing is sent before this passes.
-std::vector<std::string> checked_names(std::vector<std::string> names, std::chrono::milliseconds ttl) {
-  if (names.empty()) throw invalid_argument("multi_lock needs at least one lock name; the list is empty");
-  if (names.size() > multi_lock::max_names)
-    throw invalid_argument("multi_lock takes at most " + std::to_string(multi_lock::max_names) + " lock names (got " +
-                           std::to_string(names.size()) + "); split the set, or lock a name that stands for it");
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    try {
-      validate_lock_name(names[i]);
-    } catch (const invalid_argument& e) {
-      throw invalid_argument("multi_lock name " + std::to_string(i + 1) + " of " + std::to_string(names.size()) + ": " +
-                             e.what());
-    }
-  }
-  validate_ttl(ttl);
-  std::sort(names.begin(), names.end());
-  if (const auto twice = std::adjacent_find(names.begin(), names.end()); twice != names.end())
-    throw invalid_argument("multi_lock lock name '" + *twice + "' is given twice; give each name once");
-  return names;
-}
-
-// "multi_lock of 'a', 'b' and 'c'", at most three names spelled out.
-std::string describe(const std::vector<std::string>& names) {
-  std::string out = "multi_lock of ";
-  const std::size_t shown = std::min<std::size_t>(names.size(), 3);
-  for (std::size_t i = 0; i < shown; ++i) {
-    if (i > 0) out += (i + 1 == names.size()) ? " and " : ", ";
-    out.append("'").append(names[i]).append("'");
-  }
-  if (names.size() > shown) out += " and " + std::to_string(names.size() - shown) + " more";
+std::vector<std::stop_token> loss_tokens(const std::vector<lease_hold>& parts, const lease_registry& registry) {
+  std::vector<std::stop_token> out;
+  out.reserve(parts.size());
+  for (const auto& p : parts) out.push_back(registry.view(*p.slot).stop);
   return out;
 }
 
@@ -102,7 +51,7 @@ class multi_lock_state {
   multi_lock_state(const database& db, std::vector<std::string> names, multi_lock_options options)
       : db_(db), impl_(database_access::impl(db)), names_(checked_names(std::move(names), options.ttl)),
         options_(std::move(options)),
-        who_("multi_lock_options", describe(names_), options_.owner, options_.on_unlock_error),
+        who_("multi_lock_options", describe_names(names_), options_.owner, options_.on_unlock_error),
         sql_(multi_lock_statements(impl_.dialect(), db_.table(), names_.size())) {}
 
   ~multi_lock_state() {
@@ -161,8 +110,9 @@ class multi_lock_state {
           {slots[i], registry.record_acquired(*slots[i], (*taken)[i], options_.ttl, options_.auto_renew, sent)});
     const auto current = levels_.find(owner);
     multi_hold hold{std::move(parts), nullptr};
-    hold.loss = current && same_hold(current->hold, hold) ? current->hold.loss
-                                                          : std::make_shared<joined_loss>(hold.parts, registry);
+    hold.loss = current && same_hold(current->hold, hold)
+                    ? current->hold.loss
+                    : std::make_shared<joined_loss>(loss_tokens(hold.parts, registry));
     const auto recorded = levels_.add(owner, hold, 0, same_hold);
     if (recorded.is_new)
       for (const auto& name : names_)
