@@ -72,11 +72,7 @@ class checker {
   void bump(const std::string& name, std::int64_t by = 1) { r_.metrics[name] += by; }
 
   static std::string when(std::int64_t ns, std::int64_t t0) { return at_ms(ns, t0); }
-  std::int64_t t0() const {
-    std::int64_t t = std::numeric_limits<std::int64_t>::max();
-    for (const auto& e : ev_.events) t = std::min(t, e.mono);
-    return t == std::numeric_limits<std::int64_t>::max() ? 0 : t;
-  }
+  std::int64_t t0() const { return run_start(ev_.events); }
   std::string describe(const hold_rec& h) const { return describe_hold(h, t0()); }
 
   void volume() {

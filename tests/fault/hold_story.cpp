@@ -1,5 +1,6 @@
 #include "fault/hold_story.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 namespace sqllock::fault {
@@ -10,6 +11,13 @@ constexpr std::int64_t kBefore = 6'000 * kMs, kAfter = 1'000 * kMs;
 constexpr std::size_t kMaxFaults = 6;
 
 }  // namespace
+
+std::int64_t run_start(const std::vector<event>& events) {
+  if (events.empty()) return 0;
+  std::int64_t t = events.front().mono;
+  for (const auto& e : events) t = std::min(t, e.mono);
+  return t;
+}
 
 std::string at_ms(std::int64_t ns, std::int64_t t0) { return "t=" + std::to_string((ns - t0) / kMs) + "ms"; }
 

@@ -11,6 +11,9 @@
 
 namespace sqllock::fault {
 
+// When the run's first event happened (0 when it has none): the t0 every example counts from.
+std::int64_t run_start(const std::vector<event>& events);
+
 // "t=<ms>ms": `ns` as milliseconds since `t0` (the run's first event).
 std::string at_ms(std::int64_t ns, std::int64_t t0);
 

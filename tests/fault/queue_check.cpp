@@ -1,5 +1,6 @@
 #include "fault/queue_check.hpp"
 
+#include "fault/hold_story.hpp"
 #include "fault/spans.hpp"
 
 #include <algorithm>
@@ -300,11 +301,10 @@ class queue_checker {
           std::string who;
           for (const auto& [pid, call] : waiters[res])
             if (call.first < stalled_until && from < call.second)
-              who += " " + std::to_string(pid) + "@t=" + std::to_string((call.first - t0()) / kMs) + "ms";
-          violation("queue-stall", res + " free with live waiters from t=" + std::to_string((from - t0()) / kMs) +
-                                       "ms; nobody held " + std::to_string((stalled_until - base) / kMs) +
-                                       " ms after " + why + " (t=" + std::to_string((base - t0()) / kMs) +
-                                       "ms); waiting (pid@call):" + who);
+              who += " " + std::to_string(pid) + "@" + at_ms(call.first, t0());
+          violation("queue-stall", res + " free with live waiters from " + at_ms(from, t0()) + "; nobody held " +
+                                       std::to_string((stalled_until - base) / kMs) + " ms after " + why + " (" +
+                                       at_ms(base, t0()) + "); waiting (pid@call):" + who);
         }
       }
     }
@@ -320,11 +320,7 @@ class queue_checker {
   }
 
   std::int64_t t0() {
-    if (t0_ == 0) {
-      std::int64_t t = kNever;
-      for (const auto& e : ev_.events) t = std::min(t, e.mono);
-      t0_ = t == kNever ? 1 : t;
-    }
+    if (t0_ == 0) t0_ = run_start(ev_.events);
     return t0_;
   }
 

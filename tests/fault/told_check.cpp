@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
 #include <map>
 #include <string>
 
@@ -29,7 +28,6 @@ class told_checker {
   told_checker(const run_evidence& ev, const std::vector<hold_rec>& holds, report& r) : ev_(ev), holds_(holds), r_(r) {
     r_.violations[kName] += 0;
     r_.metrics["told-late-max-ms"] += 0;
-    for (const auto& e : ev_.events) t0_ = std::min(t0_, e.mono);  // as the other checkers count t=
   }
 
   void run() {
@@ -123,7 +121,7 @@ class told_checker {
   const run_evidence& ev_;
   const std::vector<hold_rec>& holds_;
   report& r_;
-  std::int64_t t0_ = std::numeric_limits<std::int64_t>::max();
+  const std::int64_t t0_ = run_start(ev_.events);  // as the other checkers count t=
 };
 
 }  // namespace
