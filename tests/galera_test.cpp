@@ -362,6 +362,55 @@ TEST_F(GaleraTest, RowLocksWorkWithTheOptIn) {
   conn->commit();
 }
 
+// ---- guards ---------------------------------------------------------------------------------------
+
+// A guard's locking read is node-local like FOR UPDATE: refused on the cluster through both
+// adapters. With the opt-in (every client on one node), it holds back a takeover of the expired
+// lease on that node until the guarded transaction commits.
+TEST_F(GaleraTest, AGuardIsRefusedAndWithTheOptInHoldsBackATakeoverOnItsNode) {
+  const std::initializer_list<std::string_view> says = {
+      "guard of lock 'invoice' refused", "is a node of a 3-node Galera cluster (wsrep_on=ON, wsrep_cluster_size=3)",
+      "locking read (LOCK IN SHARE MODE) only locks on the node that runs it",
+      "call sqllock::set_caller_row_locks_galera_pinned(true)"};
+  auto a_db = open(1, true);
+  auto b_db = open(1, true);
+  table_lock a(a_db, "invoice", {.ttl = 1s, .auto_renew = false});
+  table_lock b(b_db, "invoice");
+  ASSERT_TRUE(a.try_lock());
+  soci::session session(soci::mysql, soci_connect(uri(1)));
+  {
+    soci::transaction tr(session);
+    expect_error<not_supported>([&] { guard(session, a); }, says, "soci guard");
+    tr.rollback();
+  }
+  auto conn = cppconn_connect(uri(1));
+  conn->setAutoCommit(false);
+  expect_error<not_supported>([&] { guard(conn.get(), a); }, says, "cppconn guard");
+  conn->rollback();
+
+  caller_opt_in opt_in;
+  soci::transaction tr(session);
+  guard(session, a);
+  std::this_thread::sleep_for(1300ms);  // a's lease ran out
+  std::atomic<bool> granted{false};
+  std::chrono::steady_clock::time_point granted_at{};
+  std::thread contender([&] {
+    if (b.try_lock_for(20s)) {
+      granted_at = std::chrono::steady_clock::now();
+      granted = true;
+      b.release();
+    }
+  });
+  std::this_thread::sleep_for(1s);
+  EXPECT_FALSE(granted.load()) << "taken over while the guarded transaction was open";
+  const auto committed_at = std::chrono::steady_clock::now();
+  tr.commit();
+  contender.join();
+  EXPECT_TRUE(granted.load());
+  EXPECT_GE(granted_at, committed_at);
+  EXPECT_THROW(a.release(), not_held) << "a's lease ran out and b took it";
+}
+
 // ---- table_lock across nodes --------------------------------------------------------------------
 
 // What the processes of a contention run share (an anonymous shared mapping made before fork).

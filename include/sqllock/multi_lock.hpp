@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "sqllock/database.hpp"
+#include "sqllock/lease_claim.hpp"
 #include "sqllock/deadline.hpp"
 #include "sqllock/lock_options.hpp"
 
@@ -152,6 +153,11 @@ class SQLLOCK_API multi_lock {
   // Signalled when any name of the calling owner's current hold is lost. Throws not_held when not
   // holding.
   std::stop_token lost_token() const;
+
+  // The calling owner's current hold of every name, for a guard inside the caller's own transaction
+  // (sqllock/lease_claim.hpp, guard() in sqllock/adapters/). Throws not_held when not holding,
+  // lock_lost when the hold was lost or its lease ran out by the local clock.
+  lease_claim claim() const;
 
   // The names, sorted by bytes (the order in which they are locked and fences() lists them).
   const std::vector<std::string>& names() const noexcept;

@@ -38,6 +38,7 @@
 #include <string_view>
 
 #include "sqllock/database.hpp"
+#include "sqllock/lease_claim.hpp"
 #include "sqllock/deadline.hpp"
 #include "sqllock/lock_options.hpp"
 
@@ -87,6 +88,11 @@ class SQLLOCK_API permit {
 
   // Signalled when the permit's lease is lost. Throws not_held when this object holds no permit.
   std::stop_token lost_token() const;
+
+  // This permit's hold, for a guard inside the caller's own transaction (sqllock/lease_claim.hpp,
+  // guard() in sqllock/adapters/). Throws not_held when this object holds no permit, lock_lost
+  // when the permit was lost or its lease ran out by the local clock.
+  lease_claim claim() const;
 
   // The semaphore's name. Throws not_held when this object holds no permit.
   const std::string& name() const;

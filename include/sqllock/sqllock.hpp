@@ -11,6 +11,7 @@
 //   advisory_lock.hpp  PostgreSQL advisory locks, session or transaction scope
 //   named_lock.hpp  MySQL/MariaDB GET_LOCK locks
 //   latch.hpp     a count-down latch: wait until N count-downs (every database)
+//   lease_claim.hpp  a leased hold as a guard checks it in the application's own transaction
 //   reaper.hpp    deleting expired lock rows
 //   status.hpp    listing held locks, forced release (operators)
 //   statement_deadline.hpp  a caller's deadline for the statements of its own waiting loop
@@ -24,6 +25,7 @@
 #include "sqllock/error.hpp"
 #include "sqllock/fair_lock.hpp"
 #include "sqllock/latch.hpp"
+#include "sqllock/lease_claim.hpp"
 #include "sqllock/migrate.hpp"
 #include "sqllock/multi_lock.hpp"
 #include "sqllock/named_lock.hpp"

@@ -34,6 +34,7 @@
 #include <string_view>
 
 #include "sqllock/database.hpp"
+#include "sqllock/lease_claim.hpp"
 #include "sqllock/deadline.hpp"
 #include "sqllock/lock_options.hpp"
 
@@ -126,6 +127,11 @@ class SQLLOCK_API table_lock {
 
   // Signalled when the calling owner's current hold is lost. Throws not_held when not holding.
   std::stop_token lost_token() const;
+
+  // The calling owner's current hold, for a guard inside the caller's own transaction
+  // (sqllock/lease_claim.hpp, guard() in sqllock/adapters/). Throws not_held when not holding,
+  // lock_lost when the hold was lost or its lease ran out by the local clock.
+  lease_claim claim() const;
 
   // The lock's name.
   const std::string& name() const noexcept;

@@ -4,6 +4,7 @@
 
 #include <pqxx/nontransaction>
 
+#include "core/lease/lease_guard.hpp"
 #include "core/session/row_lock_core.hpp"
 #include "driver/pqxx/pqxx_tx_connection.hpp"
 #include "sqllock/error.hpp"
@@ -22,3 +23,17 @@ bool pqxx_lock_row(pqxx::transaction_base& tx, std::string_view name, row_wait_k
 }
 
 }  // namespace sqllock::detail
+
+namespace sqllock {
+
+void guard(pqxx::transaction_base& tx, const lease_claim& claim) {
+  if (dynamic_cast<pqxx::nontransaction*>(&tx) != nullptr) {
+    throw invalid_argument(
+        "guard() needs a transaction, but pqxx::nontransaction runs each statement on its own, where the "
+        "guard's row lock ends at once; use pqxx::work (or another transaction)");
+  }
+  detail::pqxx_tx_connection conn(tx);
+  detail::guard_in_caller_transaction(conn, dialect_kind::postgresql, claim);
+}
+
+}  // namespace sqllock

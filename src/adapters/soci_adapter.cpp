@@ -3,7 +3,10 @@
 #include "sqllock/adapters/soci.hpp"
 
 #include <soci/mysql/soci-mysql.h>
+#include <soci/postgresql/soci-postgresql.h>
+#include <soci/sqlite3/soci-sqlite3.h>
 
+#include "core/lease/lease_guard.hpp"
 #include "core/session/row_lock_core.hpp"
 #include "driver/soci/soci_backend.hpp"
 #include "driver/soci/soci_connection.hpp"
@@ -28,6 +31,22 @@ SQLLOCK_SOCI_DOWNCAST std::uint64_t mysql_session_id(soci::session& session) {
   return conn != nullptr ? static_cast<std::uint64_t>(mysql_thread_id(conn)) : 0;
 }
 
+// Whether a PostgreSQL session is inside a transaction, as libpq last saw it (no round trip).
+SQLLOCK_SOCI_DOWNCAST bool postgresql_in_transaction(soci::session& session) {
+  PGconn* conn = static_cast<soci::postgresql_session_backend*>(session.get_backend())->conn_;
+  const auto status = conn != nullptr ? PQtransactionStatus(conn) : PQTRANS_UNKNOWN;
+  return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE;
+}
+
+// Whether an SQLite connection is inside a transaction (autocommit mode is off between BEGIN and
+// its end).
+SQLLOCK_SOCI_DOWNCAST bool sqlite_in_transaction(soci::session& session) {
+  auto* db = static_cast<soci::sqlite3_session_backend*>(session.get_backend())->conn_;
+  return db != nullptr && sqlite_api::sqlite3_get_autocommit(db) == 0;
+}
+
+constexpr std::string_view kWhat = "the application's SOCI session";
+
 }  // namespace
 
 bool soci_lock_row(soci::session& session, std::string_view name, row_wait_kind wait,
@@ -36,7 +55,6 @@ bool soci_lock_row(soci::session& session, std::string_view name, row_wait_kind 
   const std::string backend = session.get_backend_name();
   std::unique_ptr<soci_backend> wrapped;
   dialect_kind dialect;
-  constexpr std::string_view kWhat = "the application's SOCI session";
   caller_connection caller{&session, 0, kWhat};
   if (backend == "postgresql") {
     dialect = dialect_kind::postgresql;
@@ -62,3 +80,41 @@ bool soci_lock_row(soci::session& session, std::string_view name, row_wait_kind 
 }
 
 }  // namespace sqllock::detail
+
+namespace sqllock {
+
+void guard(soci::session& session, const lease_claim& claim) {
+  using namespace detail;
+  if (session.get_backend() == nullptr) throw invalid_argument("guard: the soci::session is not connected");
+  const std::string backend = session.get_backend_name();
+  caller_connection caller{&session, 0, kWhat};
+  std::unique_ptr<soci_backend> wrapped;
+  dialect_kind dialect;
+  bool in_transaction = false;
+  if (backend == "postgresql") {
+    dialect = dialect_kind::postgresql;
+    in_transaction = postgresql_in_transaction(session);
+    wrapped = borrow_soci_postgresql(session);
+  } else if (backend == "mysql") {
+    dialect = dialect_kind::mysql;
+    in_transaction = mysql_in_transaction(session);
+    caller.server_session = mysql_session_id(session);
+    wrapped = borrow_soci_mysql(session);
+  } else if (backend == "sqlite3") {
+    dialect = dialect_kind::sqlite;
+    in_transaction = sqlite_in_transaction(session);
+    wrapped = borrow_soci_sqlite(session);
+  } else {
+    throw not_supported("guard() works on SOCI's postgresql, mysql and sqlite3 backends; this soci::session uses '" +
+                        backend + "'");
+  }
+  if (!in_transaction) {
+    throw invalid_argument(
+        "guard() needs a transaction, but the soci::session has none open, where the guard's lock would end with "
+        "its own statement; open a soci::transaction first");
+  }
+  soci_connection conn(std::move(wrapped), std::string(kWhat));
+  guard_in_caller_transaction(conn, dialect, claim, caller);
+}
+
+}  // namespace sqllock

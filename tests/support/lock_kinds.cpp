@@ -158,6 +158,12 @@ class object_adapter final : public lock_object {
     else
       throw std::logic_error("no fence: " + lock_->name());
   }
+  lease_claim claim() const override {
+    if constexpr (claimable<Lock>)
+      return lock_->claim();
+    else
+      throw std::logic_error("no lease to claim: " + lock_->name());
+  }
   // clang-format 14 would space `requires(Lock& l)` as `requires(Lock & l)`.
   // clang-format off
   void lock_shared() override {
@@ -438,6 +444,7 @@ class multi_adapter final : public lock_object {
   std::stop_token lost_token() const override { return lock_.lost_token(); }
   std::optional<std::int64_t> count() const override { return lock_.count(); }
   std::int64_t fence() const override { return lock_.fence(name_); }
+  lease_claim claim() const override { return lock_.claim(); }
   void lock_shared() override { throw std::logic_error("no shared mode: multi_lock"); }
   void release_shared() override { throw std::logic_error("no shared mode: multi_lock"); }
 
@@ -533,6 +540,7 @@ class semaphore_adapter final : public lock_object {
   std::stop_token lost_token() const override { return permit_.lost_token(); }
   std::optional<std::int64_t> count() const override { return std::nullopt; }
   std::int64_t fence() const override { return permit_.fence(); }
+  lease_claim claim() const override { return permit_.claim(); }
   void lock_shared() override { throw std::logic_error("no shared mode: semaphore"); }
   void release_shared() override { throw std::logic_error("no shared mode: semaphore"); }
 

@@ -19,6 +19,7 @@
 
 #include "core/handle/database_impl.hpp"
 #include "sqllock/database.hpp"
+#include "sqllock/lease_claim.hpp"
 #include "sqllock/row_lock.hpp"
 #include "support/test_env.hpp"
 
@@ -100,6 +101,8 @@ class lock_object {
   // shared kinds; throw std::logic_error for others.
   virtual void lock_shared() = 0;
   virtual void release_shared() = 0;
+  // leased kinds: the hold, for a guard (sqllock/lease_claim.hpp); throws std::logic_error for others.
+  virtual lease_claim claim() const = 0;
 };
 
 // What code under a lock can do: run statements — inside the lock's own transaction for the

@@ -25,6 +25,7 @@
 #include <utility>
 
 #include "sqllock/deadline.hpp"
+#include "sqllock/lease_claim.hpp"
 #include "sqllock/row_lock.hpp"
 
 namespace sql {
@@ -87,5 +88,17 @@ template <class Rep, class Period>
   return detail::mysql_lock_row(conn, name, detail::row_wait_kind::until, detail::steady_deadline_after(timeout), table,
                                 std::move(stop));
 }
+
+// ---- guarded writes (sqllock/lease_claim.hpp)
+
+// Checks `claim` in conn's open transaction (autocommit off) and keeps its rows until it ends (see
+// "What every adapter's guard does" in sqllock/lease_claim.hpp). Throws lock_lost when the hold is
+// gone; invalid_argument when conn is null or has autocommit on, or the lock's database is not
+// MySQL/MariaDB; not_supported on a multi-node Galera cluster unless
+// set_caller_row_locks_galera_pinned(true).
+SQLLOCK_API void guard(sql::Connection* conn, const lease_claim& claim);
+
+// guard(conn, lock.claim()).
+inline void guard(sql::Connection* conn, const claimable auto& lock) { guard(conn, lock.claim()); }
 
 }  // namespace sqllock

@@ -13,6 +13,10 @@
 // join the transaction the same way: advisory_xact_lock(tx, key) holds the key until tx ends. This
 // is the form to use behind PgBouncer in transaction pooling mode.
 //
+// Guarded writes: guard(tx, lock) checks a held table_lock, permit, multi_lock, fair_lock or rw_lock
+// inside tx and keeps it until tx ends, so tx's writes commit before anyone else is granted the
+// lock (sqllock/lease_claim.hpp).
+//
 // Take the lock before the transaction's first read when it runs at REPEATABLE READ or
 // SERIALIZABLE: a snapshot taken before the lock cannot see the previous holder's writes.
 // A refused or timed-out attempt leaves the transaction usable: it runs inside a savepoint that is
@@ -32,6 +36,7 @@
 
 #include "sqllock/advisory_lock.hpp"
 #include "sqllock/deadline.hpp"
+#include "sqllock/lease_claim.hpp"
 #include "sqllock/row_lock.hpp"
 
 namespace sqllock {
@@ -153,5 +158,16 @@ template <class Rep, class Period>
                                               advisory_mode mode = advisory_mode::exclusive) {
   return detail::pqxx_advisory_xact_lock(tx, key, mode, detail::steady_deadline_after(timeout), std::move(stop));
 }
+
+// ---- guarded writes (sqllock/lease_claim.hpp)
+
+// Checks `claim` inside tx and keeps its rows until tx ends (see "What every adapter's guard does"
+// in sqllock/lease_claim.hpp). Throws lock_lost when the hold is gone; invalid_argument when tx is
+// a pqxx::nontransaction (the row lock would end with the statement) or the lock's database is not
+// PostgreSQL. Works behind PgBouncer in transaction mode: it is one statement of tx.
+SQLLOCK_API void guard(pqxx::transaction_base& tx, const lease_claim& claim);
+
+// guard(tx, lock.claim()).
+inline void guard(pqxx::transaction_base& tx, const claimable auto& lock) { guard(tx, lock.claim()); }
 
 }  // namespace sqllock

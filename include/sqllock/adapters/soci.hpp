@@ -29,6 +29,7 @@
 #include <soci/session.h>
 
 #include "sqllock/deadline.hpp"
+#include "sqllock/lease_claim.hpp"
 #include "sqllock/row_lock.hpp"
 
 namespace sqllock {
@@ -88,5 +89,20 @@ template <class Rep, class Period>
   return detail::soci_lock_row(session, name, detail::row_wait_kind::until, detail::steady_deadline_after(timeout),
                                table, std::move(stop));
 }
+
+// ---- guarded writes (sqllock/lease_claim.hpp)
+
+// Checks `claim` in the session's open transaction and keeps its rows until it ends (see "What
+// every adapter's guard does" in sqllock/lease_claim.hpp), on the postgresql, mysql and sqlite3
+// backends. Throws lock_lost when the hold is gone; invalid_argument when no transaction is open
+// (the check would end with its own statement) or the lock's database has another dialect;
+// not_supported for other backends. SQLite: the guard's write waits for another writer as long as
+// the session's busy timeout allows (SOCI's "timeout=" connect option), and in WAL mode a
+// transaction that read before its first write fails with SQLITE_BUSY_SNAPSHOT when another
+// writer committed since: guard first thing in the transaction, or begin it IMMEDIATE.
+SQLLOCK_API void guard(soci::session& session, const lease_claim& claim);
+
+// guard(session, lock.claim()).
+inline void guard(soci::session& session, const claimable auto& lock) { guard(session, lock.claim()); }
 
 }  // namespace sqllock

@@ -24,6 +24,7 @@ bool fair_lock::holds() const noexcept { return state_->holds_mode(false, false)
 std::int64_t fair_lock::count() const noexcept { return state_->levels_or_zero(true); }
 std::int64_t fair_lock::fence() const { return detail::fence_of(state_->current(), state_->who().what()); }
 std::stop_token fair_lock::lost_token() const { return detail::lost_token_of(state_->current(), state_->who().what()); }
+lease_claim fair_lock::claim() const { return state_->claim(); }
 const std::string& fair_lock::name() const noexcept { return state_->name(); }
 
 }  // namespace sqllock

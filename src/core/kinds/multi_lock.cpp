@@ -12,6 +12,7 @@
 #include "core/handle/database_impl.hpp"
 #include "core/hold/joined_loss.hpp"
 #include "core/kinds/multi_lock_names.hpp"
+#include "core/lease/lease_claim.hpp"
 #include "core/lease/lease_grant.hpp"
 #include "core/lease/multi_store.hpp"
 #include "core/hold/ownership.hpp"
@@ -238,6 +239,9 @@ class multi_lock_state {
 
   const std::vector<std::string>& names() const noexcept { return names_; }
   const ownership& who() const noexcept { return who_; }
+  lease_claim claim(std::span<const claim_part> parts) const {
+    return claim_hold(db_, lease_table::locks, who_.what(), current_owner(), parts, impl_.time().now());
+  }
   const time_source& time() const noexcept { return impl_.time(); }
 
   // The owner token of the calling thread (or of the explicit owner key): the same as a
@@ -385,6 +389,15 @@ std::stop_token multi_lock::lost_token() const {
   const auto v = state_->current();
   if (!v.recorded) throw not_held("lost_token(): " + state_->who().what() + " is not held by the caller");
   return v.loss->token();
+}
+
+lease_claim multi_lock::claim() const {
+  const auto v = state_->current();
+  if (!v.recorded) throw not_held("claim(): " + state_->who().what() + " is not held by the caller");
+  std::vector<detail::claim_part> parts;
+  parts.reserve(v.parts.size());
+  for (std::size_t i = 0; i < v.parts.size(); ++i) parts.push_back({names()[i], v.parts[i]});
+  return state_->claim(parts);
 }
 
 const std::vector<std::string>& multi_lock::names() const noexcept { return state_->names(); }

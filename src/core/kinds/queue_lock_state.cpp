@@ -1,6 +1,7 @@
 #include "core/kinds/queue_lock_state.hpp"
 
 #include "common/lock_name.hpp"
+#include "core/lease/lease_claim.hpp"
 #include "core/wait/retry_wait.hpp"
 #include "sqllock/error.hpp"
 
@@ -260,6 +261,11 @@ bool queue_lock_state::add_level(const std::string& owner, const lease_levels::e
   registry.record_levels(*slot, got.levels());  // an added level keeps the place's lease
   levels_.record(owner, slot, mine.hold.generation, mode_of(write), settings_.on_lost);
   return true;
+}
+
+lease_claim queue_lock_state::claim() const {
+  const claim_part part{name_, current()};
+  return claim_hold(db_, lease_table::queue, who_.what(), current_owner(), std::span(&part, 1), impl_.time().now());
 }
 
 }  // namespace sqllock::detail

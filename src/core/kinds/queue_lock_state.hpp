@@ -26,6 +26,7 @@
 #include "core/lease/lease_levels.hpp"
 #include "core/lease/queue_store.hpp"
 #include "sqllock/database.hpp"
+#include "sqllock/lease_claim.hpp"
 #include "sqllock/lock_options.hpp"
 
 namespace sqllock::detail {
@@ -60,6 +61,8 @@ class queue_lock_state {
   void release_as(const std::string& owner, bool write);
 
   hold_view current() const { return levels_.current(current_owner()); }
+  // The calling owner's place, held, as a guard checks it (core/lease/lease_claim.hpp).
+  lease_claim claim() const;
 
   // Levels of the calling owner in `write` or read mode.
   std::int64_t levels(bool write) const { return levels_.count(current_owner(), write ? kWrite : kRead); }

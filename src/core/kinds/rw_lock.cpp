@@ -33,6 +33,7 @@ std::int64_t rw_lock::count() const noexcept { return state_->levels_or_zero(tru
 std::int64_t rw_lock::shared_count() const noexcept { return state_->levels_or_zero(false); }
 std::int64_t rw_lock::fence() const { return detail::fence_of(state_->current(), state_->who().what()); }
 std::stop_token rw_lock::lost_token() const { return detail::lost_token_of(state_->current(), state_->who().what()); }
+lease_claim rw_lock::claim() const { return state_->claim(); }
 const std::string& rw_lock::name() const noexcept { return state_->name(); }
 
 }  // namespace sqllock

@@ -7,6 +7,7 @@
 
 #include "common/lock_name.hpp"
 #include "core/handle/database_impl.hpp"
+#include "core/lease/lease_claim.hpp"
 #include "core/lease/lease_grant.hpp"
 #include "core/lease/lease_release.hpp"
 #include "core/hold/ownership.hpp"
@@ -79,6 +80,11 @@ class permit_state {
     return v;
   }
   std::int64_t number() const { return number_; }
+  lease_claim claim() const {
+    const claim_part part{slot_->resource, view()};
+    return claim_hold(shared_->db, lease_table::permits, shared_->who.what(), slot_->owner, std::span(&part, 1),
+                      shared_->impl.time().now());
+  }
   const std::string& name() const { return shared_->name; }
   const time_source& time() const { return shared_->impl.time(); }
   bool empty() const { return !slot_; }
@@ -232,6 +238,8 @@ std::int64_t permit::fence() const { return held(state_, "fence()").view().fence
 std::stop_token permit::lost_token() const { return held(state_, "lost_token()").view().stop; }
 
 const std::string& permit::name() const { return held(state_, "name()").name(); }
+
+lease_claim permit::claim() const { return held(state_, "claim()").claim(); }
 
 void permit::release() {
   if (!state_) throw not_held(std::string("release(): ") + detail::kEmptyPermit);

@@ -5,6 +5,7 @@
 #include "common/lock_name.hpp"
 #include "core/handle/clock.hpp"
 #include "core/handle/database_impl.hpp"
+#include "core/lease/lease_claim.hpp"
 #include "core/lease/lease_grant.hpp"
 #include "core/lease/lease_levels.hpp"
 #include "core/hold/ownership.hpp"
@@ -91,6 +92,10 @@ class table_lock_state {
   }
 
   hold_view current() const { return levels_.current(current_owner()); }
+  lease_claim claim() const {
+    const claim_part part{name_, current()};
+    return claim_hold(db_, lease_table::locks, who_.what(), current_owner(), std::span(&part, 1), impl_.time().now());
+  }
   std::int64_t levels() const { return levels_.count(current_owner(), 0); }
 
   const std::string& name() const noexcept { return name_; }
@@ -153,6 +158,8 @@ std::int64_t table_lock::fence() const { return detail::fence_of(state_->current
 std::stop_token table_lock::lost_token() const {
   return detail::lost_token_of(state_->current(), state_->who().what());
 }
+
+lease_claim table_lock::claim() const { return state_->claim(); }
 
 const std::string& table_lock::name() const noexcept { return state_->name(); }
 

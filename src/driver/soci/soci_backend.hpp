@@ -135,9 +135,11 @@ std::unique_ptr<soci_backend> open_soci_sqlite(const connection_spec& spec);
 
 // Backends over an application's open session, which they use but never close or reconfigure
 // (the adapters in include/sqllock/adapters/soci.hpp). PostgreSQL runs statements unnamed there:
-// nothing of sqllock's stays on the application's session.
+// nothing of sqllock's stays on the application's session (SQLite's prepared statements are
+// finalized with the backend).
 std::unique_ptr<soci_backend> borrow_soci_postgresql(soci::session& session);
 std::unique_ptr<soci_backend> borrow_soci_mysql(soci::session& session);
+std::unique_ptr<soci_backend> borrow_soci_sqlite(soci::session& session);
 
 // A message without the trailing newlines, blanks and full stop that libpq and SOCI add (sqllock
 // appends its own context after it).

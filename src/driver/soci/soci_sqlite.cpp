@@ -66,6 +66,7 @@ std::uint64_t changed_rows(sqlite3* db, sqlite_api::sqlite3_int64 total_before) 
 class sqlite_backend final : public soci_backend {
  public:
   explicit sqlite_backend(std::unique_ptr<soci::session> session) : soci_backend(std::move(session)) {}
+  explicit sqlite_backend(soci::session& borrowed) : soci_backend(borrowed) {}
 
   SQLLOCK_SOCI_DOWNCAST sqlite3* native() noexcept {
     return static_cast<soci::sqlite3_session_backend*>(session_->get_backend())->conn_;
@@ -177,6 +178,10 @@ void enable_wal(sqlite_backend& backend) {
 }
 
 }  // namespace
+
+std::unique_ptr<soci_backend> borrow_soci_sqlite(soci::session& session) {
+  return std::make_unique<sqlite_backend>(session);
+}
 
 std::unique_ptr<soci_backend> open_soci_sqlite(const connection_spec& spec) {
   // SOCI's sqlite3 connect string quotes values with '"' and has no escape for it.
