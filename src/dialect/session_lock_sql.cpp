@@ -10,8 +10,9 @@ namespace sqllock::detail {
 namespace {
 
 constexpr const char* kKeyArgs[2] = {"CAST($1 AS bigint)", "CAST($1 AS integer), CAST($2 AS integer)"};
-// The parameter after the key: the connection's session tag.
+// The parameter after the key: the connection's session tag; after it, a waiting statement's bound.
 constexpr const char* kTagArg[2] = {"$2", "$3"};
+constexpr const char* kBoundArg[2] = {"$3", "$4"};
 // The server session's tag ('' when none was set), kept in a custom setting for the session.
 constexpr const char* kSessionTag = "COALESCE(current_setting('sqllock.session', true), '')";
 
@@ -30,10 +31,12 @@ constexpr const char* kKeyInPgLocks[2] = {
 // `action` (text), unless the server session carries another connection's tag and holds an
 // advisory lock on this key — which would grant the key again, as a re-entry of that
 // connection's lock: then NULL, without acting. claim: also tags the server session as the
-// caller's (for the session). CASE evaluates its branches in order, so the lock function runs
-// only after the checks, and pg_locks is read only on a server session tagged by another
-// connection (never when connected directly).
-std::string guarded(const std::string& action, int kind, bool claim) {
+// caller's (for the session). bounded: also sets lock_timeout to the parameter after the tag
+// (milliseconds, 0: no limit) for this statement's own transaction — the statement that waits
+// carries its bound, and nothing is left to reset. CASE evaluates its branches in order, so the
+// lock function runs only after the checks and settings, and pg_locks is read only on a server
+// session tagged by another connection (never when connected directly).
+std::string guarded(const std::string& action, int kind, bool claim, bool bounded = false) {
   std::string out = "SELECT CASE WHEN (CASE WHEN ";
   out += kSessionTag;
   out += " IN ('', CAST(";
@@ -48,6 +51,11 @@ std::string guarded(const std::string& action, int kind, bool claim) {
     out += kTagArg[kind];
     out += " AS text), false) IS NULL THEN NULL";
   }
+  if (bounded) {
+    out += " WHEN set_config('lock_timeout', CAST(";
+    out += kBoundArg[kind];
+    out += " AS text) || 'ms', true) IS NULL THEN NULL";
+  }
   out += " ELSE ";
   out += action;
   out += " END";
@@ -61,7 +69,7 @@ advisory_sql make_advisory_sql() {
       s.try_lock[kind][mode] = guarded("CAST(" + call("try_", "lock", kind, mode) + " AS text)", kind, true);
       s.try_xact_lock[kind][mode] = guarded("CAST(" + call("try_", "xact_lock", kind, mode) + " AS text)", kind, false);
       // The lock functions return void, which reads as '' once cast to text.
-      s.lock[kind][mode] = guarded("CAST(" + call("", "lock", kind, mode) + " AS text)", kind, true);
+      s.lock[kind][mode] = guarded("CAST(" + call("", "lock", kind, mode) + " AS text)", kind, true, true);
       s.xact_lock[kind][mode] = guarded("CAST(" + call("", "xact_lock", kind, mode) + " AS text)", kind, false);
       // Releasing needs the caller's own tag: '' is another session, where the lock is not.
       s.unlock[kind][mode] = "SELECT CASE WHEN " + std::string(kSessionTag) + " <> CAST(" + kTagArg[kind] +

@@ -39,7 +39,8 @@ struct advisory_sql {
   std::string try_lock[2][2];       // pg_try_advisory_lock[_shared]
   std::string try_xact_lock[2][2];  // pg_try_advisory_xact_lock[_shared]
   // [key kind][mode], then the tag; each waits (bounded by lock_timeout) and returns one row: ""
-  // once taken, NULL as above. lock tags the session.
+  // once taken, NULL as above. lock tags the session and takes, after the tag, its own bound:
+  // lock_timeout in session_lock_wait's unit (0: none) for that statement alone.
   std::string lock[2][2];       // pg_advisory_lock[_shared]
   std::string xact_lock[2][2];  // pg_advisory_xact_lock[_shared]
   // [key kind][mode], then the tag; one row: "true" when a level was released, "false" when this
@@ -53,7 +54,7 @@ struct advisory_sql {
   std::string held;
   // lock_timeout around a waiting statement: for the session (undone by RESET) and for the current
   // transaction only (SET LOCAL).
-  lock_wait_sql session_lock_wait;
+  lock_wait_sql session_lock_wait;  // the unit and range of lock's bound
   lock_wait_sql xact_lock_wait;
   std::string unlock_all;       // pg_advisory_unlock_all(): drops every session-level lock
   statement_cancel_sql cancel;  // pg_backend_pid(), pg_cancel_backend($1)

@@ -93,10 +93,12 @@ void lock_wait_bound::apply(std::int64_t units) {
   changed_ = undo_ == undo_by::restore;
 }
 
-void lock_wait_bound::set(std::chrono::steady_clock::duration limit) {
+std::int64_t lock_wait_units(const lock_wait_sql& sql, std::chrono::steady_clock::duration limit) {
   const auto ms = std::chrono::ceil<std::chrono::milliseconds>(limit).count();
-  apply(std::clamp<std::int64_t>(ms / sql_.unit_ms + (ms % sql_.unit_ms > 0 ? 1 : 0), sql_.min, sql_.max));
+  return std::clamp<std::int64_t>(ms / sql.unit_ms + (ms % sql.unit_ms > 0 ? 1 : 0), sql.min, sql.max);
 }
+
+void lock_wait_bound::set(std::chrono::steady_clock::duration limit) { apply(lock_wait_units(sql_, limit)); }
 
 void lock_wait_bound::set_unlimited() { apply(sql_.unlimited); }
 

@@ -88,6 +88,11 @@ class savepoint {
 // lock_timeout, MySQL innodb_lock_wait_timeout), and undoes the change: by restoring the value it
 // replaced (read once, before the first change), by the dialect's reset statement, or not at all
 // when the change ends with the transaction it was made in.
+// `limit` in `sql`'s unit, rounded up, at least its minimum and at most its maximum (a far
+// deadline, e.g. from hours::max(), is cut to what the server accepts): what lock_wait_bound::set
+// applies, for a statement that carries its own bound.
+std::int64_t lock_wait_units(const lock_wait_sql& sql, std::chrono::steady_clock::duration limit);
+
 class lock_wait_bound {
  public:
   enum class undo_by {

@@ -82,26 +82,25 @@ bool advisory_protocol::acquire(connection& conn, lock_mode mode, std::optional<
                                     "part of the cycle)"};
   while (true) {
     if ((deadline && steady::now() >= *deadline) || stop.stop_requested()) return false;
-    // lock_timeout is set for this session only around the one waiting statement (no limit
-    // without a deadline, in case the server or role configured one), and RESET after it.
-    lock_wait_bound bound(conn, sql_.session_lock_wait);
-    if (deadline)
-      bound.set(*deadline - steady::now());
-    else
-      bound.set_unlimited();
+    // The waiting statement carries its own lock_timeout (no limit without a deadline, in case the
+    // server or role configured one), set for its own transaction: nothing to reset after it, and
+    // no other statement that could reach another server session behind a pooler.
+    auto bounded = params;
+    bounded.emplace_back(deadline ? lock_wait_units(sql_.session_lock_wait, *deadline - steady::now())
+                                  : sql_.session_lock_wait.unlimited);
     bool held = false;
     std::exception_ptr failure;
     bool cancel_sent = false;
     try {
       const server_wait_bounds waits(deadline);  // the statement waits on the server: its bound covers that
       // A stop cancels the waiting statement; no request is in flight once it ended, so none
-      // can hit the pg_locks check below or the lock_timeout reset.
+      // can hit the pg_locks check below.
       run_stoppable(impl_, conn, stop, cancel_sent, [&] {
-        own_session_or_refuse(conn.exec(sql_.lock[kind_][m], params).rows.at(0).at(0), description_);
+        own_session_or_refuse(conn.exec(sql_.lock[kind_][m], bounded).rows.at(0).at(0), description_);
       });
       held = true;
     } catch (const not_supported&) {
-      failure = std::current_exception();  // refused without waiting; lock_timeout is reset below
+      failure = std::current_exception();  // refused without waiting
     } catch (const backend_error& e) {
       const bool cancelled = cancel_sent && e.sqlstate() == "57014";  // query_canceled
       if (!cancelled && !ended_by_timeout(dialect_, e)) {
@@ -121,11 +120,6 @@ bool advisory_protocol::acquire(connection& conn, lock_mode mode, std::optional<
         }
         if (held) timeout_grants.fetch_add(1);
       }
-    }
-    try {
-      bound.restore();
-    } catch (const backend_error&) {
-      state.dirty = true;
     }
     if (failure) std::rethrow_exception(failure);
     if (held) return true;
