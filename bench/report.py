@@ -534,6 +534,28 @@ for db in ("pg", "mariadb", "sqlite"):
       f"{f0(val(f'sqllock.rw.{db}.cycle_t8', 'cycles_per_s'))} |" + error_note(one))
 w("")
 
+# ---- issue 25: guarded writes
+w("## Guarded writes: the guard's cost")
+w("")
+w("Each thread holds its own `table_lock` and runs, over and over, one transaction of the application's own "
+  "through its client library's adapter: begin, `UPDATE` its own row of a data table, commit — with "
+  "`guard(tx, lock)` as the transaction's first statement (sqllock) and without it (raw: the same "
+  "transaction unguarded). PostgreSQL through libpqxx (`SELECT … FOR SHARE`), MariaDB through "
+  "Connector/C++ (`LOCK IN SHARE MODE`, a server-side prepared statement: prepare, execute, close), "
+  "SQLite through SOCI (a no-op `UPDATE` of the lock row). The guard's statement is prepared anew on "
+  "every call: it runs on the application's connection, where sqllock keeps nothing.")
+w("")
+w("| db | threads | guarded tx/s | p50 ms | p99 ms | unguarded tx/s | p50 ms | p99 ms | **guarded ÷ unguarded** | added p50 ms |")
+w("|---|---|---|---|---|---|---|---|---|---|")
+for db in ("pg", "mariadb", "sqlite"):
+    for t in (1, 8):
+        s_, r_ = f"sqllock.guard.{db}.tx_t{t}", f"raw.guard.{db}.tx_t{t}"
+        q, cells = against_raw(s_, r_, cpu=False)
+        a, b = val(s_, "p50_us"), val(r_, "p50_us")
+        added = None if a is None or b is None else a - b
+        w(f"| {db} | {t} | {cells} | {ms(added)} |" + error_note(s_))
+w("")
+
 # ---- callgrind
 groups = {}
 total = 0

@@ -10,7 +10,8 @@
 # build/bench-release), the same SQL run raw in the same process, the same SQL through pgbench
 # -M prepared and the mariadb client, the npm package advisory-lock, Redis SET NX PX (and a
 # Redisson-style semaphore script), and a callgrind profile of one table-lock cycle; semaphore,
-# multi-lock, latch, fair-lock and read-write-lock cases likewise. Raw results stay in the work directory it prints.
+# multi-lock, latch, fair-lock and read-write-lock cases likewise, and the cost of a guard (a guarded
+# transaction beside the same transaction unguarded). Raw results stay in the work directory it prints.
 # SQLLOCK_BENCH_REPORT_DIR=dir writes the report there instead of docs/ (a trial run).
 # Numbers from different runs (or machines) are not comparable: compare inside one report only.
 set -euo pipefail

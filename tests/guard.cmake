@@ -2,7 +2,7 @@
 # Connector/C++), for every leased kind on every target, PgBouncer included.
 if(SQLLOCK_HAVE_PQXX AND SQLLOCK_HAVE_MYSQL AND SQLLOCK_HAVE_SOCI)
   sqllock_add_test(guard_test SOURCES guard_test.cpp
- SERVERS LIBS PkgConfig::SQLLOCK_PQXX sqllock_dep_mysqlcppconn sqllock_dep_soci)
+ SERVERS PROCESS LIBS PkgConfig::SQLLOCK_PQXX sqllock_dep_mysqlcppconn sqllock_dep_soci)
   # As row_lock_adapter_test: SOCI's inline operators need typeinfo its libraries do not export.
   if(SQLLOCK_SANITIZE)
     set_source_files_properties(guard_test.cpp PROPERTIES COMPILE_OPTIONS -fno-sanitize=vptr)
