@@ -14,10 +14,11 @@
 # KEY=VALUE lines, the URIs tests connect to (SQLLOCK_TEST_PG_URI, SQLLOCK_TEST_MYSQL_URI) and
 # what a fault test needs to act on a server (SQLLOCK_TEST_SERVERS_SCRIPT, SQLLOCK_TEST_STATE_DIR,
 # data directories, ports, pid files, logs). Those URIs are the owner's (all rights); each server
-# also gets a role sqllock_runtime that may only read and write rows, the least privilege
-# sqllock's locks need, and SQLLOCK_TEST_{PG,MYSQL}_RUNTIME_URI connect as it. A server whose
-# SQLLOCK_TEST_*_URI is already set in the environment (e.g. one from docker-compose.yml) is not
-# started; its URI, and its runtime URI when one is set, are copied to DIR/env.
+# also gets a role sqllock_runtime that may only read and write rows (and, on MariaDB, EXECUTE the
+# SQL guard function), the least privilege sqllock's locks need, and
+# SQLLOCK_TEST_{PG,MYSQL}_RUNTIME_URI connect as it. A server whose SQLLOCK_TEST_*_URI is already
+# set in the environment (e.g. one from docker-compose.yml) is not started; its URI, and its
+# runtime URI when one is set, are copied to DIR/env.
 #
 # PgBouncer 1.18 (when installed) runs after PostgreSQL is ready, as user postgres, in
 # transaction pooling mode with a pool of 2 server connections per database and user (so clients
@@ -298,6 +299,8 @@ my_setup() {
   # The owner gets ALL on *.*: tests may create further databases and KILL other sessions (fault
   # tests). The runtime user (docs/operations.md, "Least privilege") may only read and write rows,
   # in sqllock_test and the sqllock_fresh_* databases tests create (`_` escaped: a literal one).
+  # It also gets EXECUTE there: the SQL guard of schema 6 (<table>_guard) is a stored function
+  # (docs/operations.md, "Least privilege").
   "$MARIADB" --defaults-file="$MY_CNF" -e "$(my_users_sql "$password" "$runtime_password")" ||
     { tail_logs "$MY_LOG"; return 1; }
   echo "MariaDB: ready after $(secs $(($(now_ms) - t0))) s"

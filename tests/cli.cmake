@@ -16,6 +16,11 @@ if(TARGET sqllock_cli)
   sqllock_add_test(cli_run_fence_test SOURCES cli_run_fence_test.cpp SERVERS PROCESS TIMEOUT 300)
   target_compile_definitions(cli_run_fence_test PRIVATE SQLLOCK_CLI="$<TARGET_FILE:sqllock_cli>")
   add_dependencies(cli_run_fence_test sqllock_cli)
+  # README's guarded write from a shell command (psql, mariadb) calling the SQL guard: refused and
+  # not committed after the holder was paused past its lease; committed without the guard.
+  sqllock_add_test(cli_run_guard_test SOURCES cli_run_guard_test.cpp SERVERS PROCESS TIMEOUT 300)
+  target_compile_definitions(cli_run_guard_test PRIVATE SQLLOCK_CLI="$<TARGET_FILE:sqllock_cli>")
+  add_dependencies(cli_run_guard_test sqllock_cli)
   # `sqllock run --wait` through a frozen network (support/tcp_proxy): ends within its bounds.
   sqllock_add_test(cli_bound_test SOURCES cli_bound_test.cpp SERVERS PROCESS TIMEOUT 120)
   target_compile_definitions(cli_bound_test PRIVATE SQLLOCK_CLI="$<TARGET_FILE:sqllock_cli>")

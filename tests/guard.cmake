@@ -8,3 +8,14 @@ if(SQLLOCK_HAVE_PQXX AND SQLLOCK_HAVE_MYSQL AND SQLLOCK_HAVE_SOCI)
     set_source_files_properties(guard_test.cpp PROPERTIES COMPILE_OPTIONS -fno-sanitize=vptr)
   endif()
 endif()
+
+# The SQL guard of migration 6 (<table>_guard(name, fence) on PostgreSQL and MySQL/MariaDB, the
+# one-statement UPDATE … RETURNING on SQLite), called with bound parameters through each target's
+# client library, for every leased kind on every target, PgBouncer included.
+if(SQLLOCK_HAVE_PQXX AND SQLLOCK_HAVE_MYSQL AND SQLLOCK_HAVE_SOCI)
+  sqllock_add_test(guard_sql_test SOURCES guard_sql_test.cpp
+ SERVERS LIBS PkgConfig::SQLLOCK_PQXX sqllock_dep_mysqlcppconn sqllock_dep_soci)
+  if(SQLLOCK_SANITIZE)
+    set_source_files_properties(guard_sql_test.cpp PROPERTIES COMPILE_OPTIONS -fno-sanitize=vptr)
+  endif()
+endif()

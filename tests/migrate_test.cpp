@@ -9,6 +9,7 @@
 #include "common/sha256.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/migrate.hpp"
+#include "sqllock/table_lock.hpp"
 #include "support/fresh_database.hpp"
 #include "support/test_env.hpp"
 
@@ -139,6 +140,35 @@ TEST_P(MigrateTest, EightProcessesRacingOnAFreshDatabaseApplyEachMigrationOnce) 
               known);
   }
   EXPECT_TRUE(migrate(db).applied.empty());
+}
+
+// Schema 6 only adds the SQL guard (<table>_guard) on PostgreSQL and MySQL/MariaDB: a table still
+// at schema 5 keeps its locks working, and migrate() then applies 6 alone, which installs it.
+TEST_P(MigrateTest, ATableAtSchema5KeepsItsLocksAndMigratesToTheSqlGuard) {
+  if (GetParam().dialect == dialect_kind::sqlite) GTEST_SKIP() << "SQLite has no schema 6 (no server functions)";
+  const auto table = unique_name("lk");
+  auto db = open(table);
+  migrate(db);
+  // Back to schema 5, as a database migrated by the previous release is.
+  sql(db, "DROP FUNCTION " + table + "_guard");
+  sql(db, "DELETE FROM sqllock_schema_migrations WHERE lock_table = $1 AND version = $2", {table, std::int64_t{6}});
+  ASSERT_EQ(schema_version(db), 5);
+  {
+    table_lock lock(db, "job");
+    ASSERT_TRUE(lock.try_lock()) << "every lock kind works at schema 5";
+    lock.unlock();
+  }
+  const auto r = migrate(db);
+  EXPECT_EQ(r.applied, std::vector<int>{6});
+  EXPECT_EQ(schema_version(db), 6);
+  try {
+    sql(db, "SELECT " + table + "_guard($1, $2)", {std::string("job"), std::int64_t{1}});
+    ADD_FAILURE() << "the guard passed for a lock nobody holds";
+  } catch (const backend_error& e) {
+    EXPECT_EQ(e.sqlstate(), "45L01") << e.what();
+    EXPECT_NE(std::string(e.what()).find("sqllock: lock no longer held, roll the transaction back"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_P(MigrateTest, EmbeddedMigrationsMatchTheFilesInTheSourceTree) {

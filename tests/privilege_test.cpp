@@ -102,6 +102,17 @@ TEST_P(PrivilegeTest, TheRuntimeRoleEnqueuesOnTheWaitQueueAndDrawsTickets) {
   EXPECT_EQ(std::stoll(sql(db, "SELECT COUNT(*) FROM " + table_ + "_queue").rows.at(0).at(0).value()), 2);
 }
 
+TEST_P(PrivilegeTest, TheRuntimeRoleCallsTheSqlGuard) {
+  // Schema 6's <table>_guard runs with the caller's rights: EXECUTE (PostgreSQL: PUBLIC's; MySQL:
+  // granted by scripts/test-servers.sh) and the locking read's SELECT and UPDATE.
+  auto db = open();
+  table_lock lock(db, "job");
+  ASSERT_TRUE(lock.try_lock());
+  const auto r = sql(db, "SELECT " + table_ + "_guard($1, $2)", {std::string("job"), lock.fence()});
+  EXPECT_EQ(r.rows.at(0).at(0).value_or("NULL"), std::to_string(lock.fence()));
+  lock.unlock();
+}
+
 TEST_P(PrivilegeTest, MigratingAsTheRuntimeRoleFailsAndSaysToMigrateAsTheOwner) {
   database_options o;
   o.table = unique_name("unmigrated");

@@ -159,8 +159,9 @@ CONF
 }
 
 # The SQL that makes database sqllock_test and the users every private MariaDB has: the owner
-# sqllock ($1: its password) with ALL on *.*, and $RUNTIME_ROLE ($2) with row rights only, in
-# sqllock_test and the sqllock_fresh_* databases tests create (`_` escaped: a literal one).
+# sqllock ($1: its password) with ALL on *.*, and $RUNTIME_ROLE ($2) with row rights and EXECUTE
+# (the SQL guard of schema 6 is a stored function) only, in sqllock_test and the sqllock_fresh_*
+# databases tests create (`_` escaped: a literal one).
 my_users_sql() {
   cat <<SQL
 CREATE DATABASE sqllock_test;
@@ -172,6 +173,8 @@ CREATE USER '$RUNTIME_ROLE'@'%' IDENTIFIED BY '$2';
 CREATE USER '$RUNTIME_ROLE'@'localhost' IDENTIFIED BY '$2';
 GRANT SELECT, INSERT, UPDATE, DELETE ON \`sqllock\\_%\`.* TO '$RUNTIME_ROLE'@'%';
 GRANT SELECT, INSERT, UPDATE, DELETE ON \`sqllock\\_%\`.* TO '$RUNTIME_ROLE'@'localhost';
+GRANT EXECUTE ON \`sqllock\\_%\`.* TO '$RUNTIME_ROLE'@'%';
+GRANT EXECUTE ON \`sqllock\\_%\`.* TO '$RUNTIME_ROLE'@'localhost';
 SQL
 }
 

@@ -188,6 +188,20 @@ migrate_result migrate(const database& db) {
   try {
     return migrate_locked(db);
   } catch (const permission_denied& e) {
+    // MySQL/MariaDB with binary logging on: creating a trigger (schema 1, 5) or the SQL guard's
+    // function (schema 6) needs SUPER unless the server trusts routine creators. The owner's
+    // rights do not help; say what does. The migrations done so far stay (MySQL DDL commits).
+    if (db.dialect() == dialect_kind::mysql && e.vendor_code() == 1419) {  // ER_BINLOG_CREATE_ROUTINE_NEED_SUPER
+      throw permission_denied("migrating lock table '" + db.table() + "' creates triggers and a stored function (" +
+                                  db.table() +
+                                  "_guard, the SQL guard), and with binary logging on MySQL/MariaDB lets only an "
+                                  "account with SUPER create them: set log_bin_trust_function_creators = 1 on the "
+                                  "server (SET GLOBAL, and in its configuration to survive a restart) or migrate "
+                                  "as an account with SUPER, then run `sqllock migrate` again; it resumes where "
+                                  "it stopped. " +
+                                  e.what(),
+                              e.sqlstate(), e.vendor_code());
+    }
     // The usual cause: migrating with the application's least-privilege role. Say so first.
     throw permission_denied("migrating lock table '" + db.table() +
                                 "' needs a role that may create and alter tables, such as their owner, and this "
