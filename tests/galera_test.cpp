@@ -364,51 +364,115 @@ TEST_F(GaleraTest, RowLocksWorkWithTheOptIn) {
 
 // ---- guards ---------------------------------------------------------------------------------------
 
-// A guard's locking read is node-local like FOR UPDATE: refused on the cluster through both
-// adapters. With the opt-in (every client on one node), it holds back a takeover of the expired
-// lease on that node until the guarded transaction commits.
-TEST_F(GaleraTest, AGuardIsRefusedAndWithTheOptInHoldsBackATakeoverOnItsNode) {
-  const std::initializer_list<std::string_view> says = {
-      "guard of lock 'invoice' refused", "is a node of a 3-node Galera cluster (wsrep_on=ON, wsrep_cluster_size=3)",
-      "locking read (LOCK IN SHARE MODE) only locks on the node that runs it",
-      "call sqllock::set_caller_row_locks_galera_pinned(true)"};
-  auto a_db = open(1, true);
-  auto b_db = open(1, true);
-  table_lock a(a_db, "invoice", {.ttl = 1s, .auto_renew = false});
-  table_lock b(b_db, "invoice");
-  ASSERT_TRUE(a.try_lock());
-  soci::session session(soci::mysql, soci_connect(uri(1)));
-  {
-    soci::transaction tr(session);
-    expect_error<not_supported>([&] { guard(session, a); }, says, "soci guard");
-    tr.rollback();
-  }
-  auto conn = cppconn_connect(uri(1));
-  conn->setAutoCommit(false);
-  expect_error<not_supported>([&] { guard(conn.get(), a); }, says, "cppconn guard");
-  conn->rollback();
+// A guard on a multi-node cluster writes the lock row (a locking read would hold back nothing on
+// the other nodes), so certification keeps the guarded transaction on node 1 and a takeover of
+// the expired lease on node 2 from both committing: either the guarded transaction fails at its
+// commit (the takeover certified first) or the takeover comes after it. The same for the SQL
+// guard. With the opt-in (every client on one node) the guard is a locking read there, which
+// holds back a takeover on that node until the commit.
+struct guarded_takeover {
+  bool committed = false;       // the guarded transaction's commit succeeded
+  bool granted = false;         // the other owner got the lock
+  bool granted_before = false;  // … before the guarded transaction's commit was sent
+  bool data_written = false;    // the guarded transaction's row is in the data table
+};
 
-  caller_opt_in opt_in;
-  soci::transaction tr(session);
-  guard(session, a);
-  std::this_thread::sleep_for(1300ms);  // a's lease ran out
-  std::atomic<bool> granted{false};
-  std::chrono::steady_clock::time_point granted_at{};
-  std::thread contender([&] {
-    if (b.try_lock_for(20s)) {
-      granted_at = std::chrono::steady_clock::now();
-      granted = true;
-      b.release();
+class GaleraGuardTest : public GaleraTest {
+ protected:
+  // a holds "invoice" on node 1 (lease 1 s, not renewed); a transaction on node 1's SOCI session
+  // guards it (`sql_guard`: with SELECT <table>_guard(name, fence), else guard(session, a)), waits
+  // past the lease, writes a row and commits, while b on `b_node` tries to take the lock (`guarded`
+  // false: the control, the same transaction without a guard).
+  guarded_takeover run(int b_node, bool pinned, bool sql_guard, bool guarded = true) {
+    {
+      auto owner = open_owner(1);
+      sql(owner, "CREATE TABLE IF NOT EXISTS " + table_ + "_data (id INTEGER PRIMARY KEY)");
     }
-  });
-  std::this_thread::sleep_for(1s);
-  EXPECT_FALSE(granted.load()) << "taken over while the guarded transaction was open";
-  const auto committed_at = std::chrono::steady_clock::now();
-  tr.commit();
-  contender.join();
-  EXPECT_TRUE(granted.load());
-  EXPECT_GE(granted_at, committed_at);
-  EXPECT_THROW(a.release(), not_held) << "a's lease ran out and b took it";
+    auto a_db = open(1, pinned);
+    auto b_db = open(b_node, pinned);
+    const std::string name = "invoice-" + std::to_string(++round_);
+    table_lock a(a_db, name, {.ttl = 1s, .auto_renew = false});
+    table_lock b(b_db, name);
+    EXPECT_TRUE(a.try_lock());
+    soci::session session(soci::mysql, soci_connect(uri(1)));
+    guarded_takeover out;
+    std::atomic<bool> granted{false};
+    std::chrono::steady_clock::time_point granted_at{};
+    {
+      soci::transaction tr(session);
+      if (!guarded) {
+        // the control: no guard
+      } else if (sql_guard) {
+        long long fence = a.fence();
+        long long got = 0;
+        session << "SELECT " + table_ + "_guard(:n, :f)", soci::use(name), soci::use(fence), soci::into(got);
+      } else {
+        guard(session, a);
+      }
+      std::this_thread::sleep_for(1300ms);  // a's lease ran out
+      std::thread contender([&] {
+        try {
+          if (b.try_lock_for(10s)) {
+            granted_at = std::chrono::steady_clock::now();
+            granted = true;
+            b.release();
+          }
+        } catch (const std::exception& e) {
+          ADD_FAILURE() << "the contender's attempt threw: " << e.what();
+        }
+      });
+      std::this_thread::sleep_for(1s);
+      const auto commit_sent = std::chrono::steady_clock::now();
+      try {
+        session << "INSERT INTO " + table_ + "_data (id) VALUES (" + std::to_string(round_) + ")";
+        tr.commit();
+        out.committed = true;
+      } catch (const soci::soci_error&) {
+        // certification lost to the takeover, or the applier aborted us: nothing committed
+      }
+      contender.join();
+      out.granted = granted.load();
+      out.granted_before = out.granted && granted_at < commit_sent;
+    }
+    auto check = open(1);
+    out.data_written = std::stoll(
+                           sql(check, "SELECT COUNT(*) FROM " + table_ + "_data WHERE id = " + std::to_string(round_))
+                               .rows.at(0)
+                               .at(0)
+                               .value()) == 1;
+    a.unlock();
+    return out;
+  }
+  int round_ = 0;
+};
+
+TEST_F(GaleraGuardTest, AGuardedTransactionAndATakeoverOnAnotherNodeNeverBothCommit) {
+  for (const bool sql_guard : {false, true}) {
+    SCOPED_TRACE(sql_guard ? "SQL guard" : "guard(session, lock)");
+    const auto r = run(2, false, sql_guard);
+    std::cout << (sql_guard ? "SQL guard" : "guard(session, lock)") << ": the guarded transaction "
+              << (r.committed ? "committed" : "failed at its commit") << "; the takeover on node 2 came "
+              << (r.granted_before ? "before" : "after") << " the commit was sent\n";
+    EXPECT_EQ(r.committed, r.data_written);
+    EXPECT_FALSE(r.committed && r.granted_before)
+        << "the guarded transaction committed after the other node's owner was granted the lock";
+    EXPECT_TRUE(r.granted) << "the takeover never happened";
+  }
+}
+
+// The control: unguarded, the transaction commits its write after the other node's owner was
+// granted the lock.
+TEST_F(GaleraGuardTest, WithoutAGuardTheWriteCommitsAfterATakeoverOnAnotherNode) {
+  const auto r = run(2, false, false, false);
+  EXPECT_TRUE(r.committed && r.granted_before);
+}
+
+TEST_F(GaleraGuardTest, WithTheOptInTheGuardHoldsBackATakeoverOnItsNode) {
+  caller_opt_in opt_in;
+  const auto r = run(1, true, false);
+  EXPECT_TRUE(r.committed);
+  EXPECT_FALSE(r.granted_before) << "taken over while the guarded transaction was open";
+  EXPECT_TRUE(r.granted);
 }
 
 // ---- table_lock across nodes --------------------------------------------------------------------

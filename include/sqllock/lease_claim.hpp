@@ -53,11 +53,12 @@ concept claimable = requires(const Lock& lock) {
 // database clock read by the check itself, and keeps it so until the transaction ends — no
 // takeover, release by force or reap of those rows commits before then (PostgreSQL: SELECT … FOR
 // SHARE; MySQL/MariaDB: LOCK IN SHARE MODE; SQLite: the transaction becomes the database's
-// writer). One statement per row. Throws lock_lost when a row is not held any more: roll the
-// transaction back, its writes are not protected. Throws invalid_argument when no transaction is
-// open or it runs on a database of another dialect; not_supported on a multi-node Galera cluster
-// unless set_caller_row_locks_galera_pinned(true) (a locking read does not stop a writer on another
-// node); the driver's errors otherwise (a deadlock victim: roll back and retry).
+// writer; a multi-node Galera cluster, where a locking read holds back nothing on the other nodes:
+// it writes the row, and certification keeps the transaction and a takeover on another node from
+// both committing — the second to commit fails with a deadlock error). One statement per row.
+// Throws lock_lost when a row is not held any more: roll the transaction back, its writes are not
+// protected. Throws invalid_argument when no transaction is open or it runs on a database of
+// another dialect; the driver's errors otherwise (a deadlock victim: roll back and retry).
 //
 // Keep a guarded transaction short and end it before releasing the lock: the handle's renewal of
 // its leases, the lock's own release and any takeover wait for it. A transaction open longer than

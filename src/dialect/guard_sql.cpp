@@ -10,7 +10,7 @@ namespace sqllock::detail {
 namespace {
 
 // The guard of each lease table, from `form` with @T for the table and @F for its fence column.
-guard_sql build(dialect_kind kind, const std::string& table, std::string_view form, bool writes) {
+guard_sql::forms build(dialect_kind kind, const std::string& table, std::string_view form, bool writes) {
   const auto fill = [&](std::string_view t, std::string_view fence) {
     std::string out;
     for (std::size_t i = 0; i < form.size(); ++i) {
@@ -23,7 +23,7 @@ guard_sql build(dialect_kind kind, const std::string& table, std::string_view fo
     }
     return expand_table_template(out, kind, table);
   };
-  guard_sql s;
+  guard_sql::forms s;
   s.locks = fill("{{table}}", "fence");
   s.permits = fill("{{table_permits}}", "fence");
   s.queue = fill("{{table_queue}}", "ticket");
@@ -32,24 +32,30 @@ guard_sql build(dialect_kind kind, const std::string& table, std::string_view fo
 }
 
 guard_sql postgresql(const std::string& table) {
-  return build(dialect_kind::postgresql, table,
-               "SELECT 1 FROM @T WHERE resource = CAST($1 AS text) AND owner_token = CAST($2 AS text)"
-               " AND @F = CAST($3 AS bigint) AND expires_at > clock_timestamp() FOR SHARE",
-               false);
+  return {build(dialect_kind::postgresql, table,
+                "SELECT 1 FROM @T WHERE resource = CAST($1 AS text) AND owner_token = CAST($2 AS text)"
+                " AND @F = CAST($3 AS bigint) AND expires_at > clock_timestamp() FOR SHARE",
+                false),
+          {}};
 }
 
 guard_sql mysql(const std::string& table) {
-  return build(dialect_kind::mysql, table,
-               "SELECT 1 FROM @T WHERE resource = $1 AND owner_token = $2 AND @F = $3"
-               " AND expires_at > UTC_TIMESTAMP(6) LOCK IN SHARE MODE",
-               false);
+  return {build(dialect_kind::mysql, table,
+                "SELECT 1 FROM @T WHERE resource = $1 AND owner_token = $2 AND @F = $3"
+                " AND expires_at > UTC_TIMESTAMP(6) LOCK IN SHARE MODE",
+                false),
+          build(dialect_kind::mysql, table,
+                "UPDATE @T SET renewed_at = GREATEST(UTC_TIMESTAMP(6), renewed_at + INTERVAL 1 MICROSECOND)"
+                " WHERE resource = $1 AND owner_token = $2 AND @F = $3 AND expires_at > UTC_TIMESTAMP(6)",
+                true)};
 }
 
 guard_sql sqlite(const std::string& table) {
-  return build(dialect_kind::sqlite, table,
-               "UPDATE @T SET @F = @F WHERE resource = $1 AND owner_token = $2 AND @F = $3"
-               " AND expires_at > strftime('%Y-%m-%d %H:%M:%f', 'now')",
-               true);
+  return {build(dialect_kind::sqlite, table,
+                "UPDATE @T SET @F = @F WHERE resource = $1 AND owner_token = $2 AND @F = $3"
+                " AND expires_at > strftime('%Y-%m-%d %H:%M:%f', 'now')",
+                true),
+          {}};
 }
 
 }  // namespace

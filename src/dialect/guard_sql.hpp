@@ -23,19 +23,28 @@ struct guard_sql {
   //   SQLite: an UPDATE that changes nothing, which makes the transaction the database's one writer
   //     until it ends; every takeover is a write and waits.
   // A match is one row returned (`writes` false) or one row affected (`writes` true).
-  std::string locks;
-  std::string permits;
-  std::string queue;
-  bool writes = false;
+  struct forms {
+    std::string locks;
+    std::string permits;
+    std::string queue;
+    bool writes = false;
 
-  const std::string& of(lease_table table) const noexcept {
-    switch (table) {
-      case lease_table::permits: return permits;
-      case lease_table::queue: return queue;
-      case lease_table::locks: break;
+    const std::string& of(lease_table table) const noexcept {
+      switch (table) {
+        case lease_table::permits: return permits;
+        case lease_table::queue: return queue;
+        case lease_table::locks: break;
+      }
+      return locks;
     }
-    return locks;
-  }
+  };
+  forms check;
+  // MySQL/MariaDB on a multi-node Galera cluster, where a locking read holds back nothing on the
+  // other nodes: the guard writes the row instead (renewed_at moves forward, at least by a
+  // microsecond, so the row is changed and in the transaction's write set; nothing reads it but
+  // status displays). Certification then lets the guarded
+  // transaction and a takeover of the row on another node not both commit. Empty elsewhere.
+  forms replicated;
 };
 
 std::shared_ptr<const guard_sql> guard_statements(dialect_kind kind, const std::string& table);

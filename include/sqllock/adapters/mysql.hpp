@@ -94,8 +94,8 @@ template <class Rep, class Period>
 // Checks `claim` in conn's open transaction (autocommit off) and keeps its rows until it ends (see
 // "What every adapter's guard does" in sqllock/lease_claim.hpp). Throws lock_lost when the hold is
 // gone; invalid_argument when conn is null or has autocommit on, or the lock's database is not
-// MySQL/MariaDB; not_supported on a multi-node Galera cluster unless
-// set_caller_row_locks_galera_pinned(true).
+// MySQL/MariaDB. On a multi-node Galera cluster the guard writes the row (see lease_claim.hpp); the
+// server is asked once a minute per connection, as for lock_row.
 SQLLOCK_API void guard(sql::Connection* conn, const lease_claim& claim);
 
 // guard(conn, lock.claim()).

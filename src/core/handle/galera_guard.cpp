@@ -79,7 +79,7 @@ std::string galera_refusal_message(node_local_lock kind, std::string_view name, 
                                    const galera_verdict& verdict, std::string_view opt_in) {
   const bool named = kind == node_local_lock::get_lock;
   const std::string size = std::to_string(verdict.cluster_size);
-  std::string m = named ? "named lock '" : kind == node_local_lock::guard_read ? "guard of lock '" : "row lock '";
+  std::string m = named ? "named lock '" : "row lock '";
   m += message_text(name);
   m += "' refused: ";
   m += server;
@@ -92,19 +92,10 @@ std::string galera_refusal_message(node_local_lock kind, std::string_view name, 
   m += "), where ";
   if (named) {
     m += "GET_LOCK only locks on the node that runs it, so clients on other nodes would be granted the same lock.";
-  } else if (kind == node_local_lock::guard_read) {
-    m += "the guard's locking read (LOCK IN SHARE MODE) only locks on the node that runs it, so a takeover of the "
-         "lease on another node would not wait for this transaction to end.";
   } else {
     m += "SELECT … FOR UPDATE only locks on the node that runs it, so transactions on other nodes would hold the "
          "same row lock at the same time (Galera reports a conflict only when both write the same rows, at "
          "COMMIT).";
-  }
-  if (kind == node_local_lock::guard_read) {
-    m += " If every client of these locks connects to the same node, ";
-    m += opt_in;
-    m += ".";
-    return m;
   }
   m += " Use sqllock::table_lock, which is safe on Galera, or ";
   m += opt_in;
@@ -139,10 +130,13 @@ void refuse_on_galera(database_impl& impl, connection& conn, node_local_lock kin
   if (v.multi_node) refuse(kind, name, "the server at " + impl.spec().display, v, "add ?galera=pinned to the URI");
 }
 
-void refuse_on_galera(connection& conn, dialect_kind dialect, const caller_connection& caller, std::string_view name,
-                      node_local_lock kind) {
+namespace {
+
+// The verdict for an application's connection (cached: see refuse_on_galera in the header);
+// nullopt when nothing need be asked (not MySQL, or the process-wide opt-in).
+std::optional<galera_verdict> caller_verdict(connection& conn, dialect_kind dialect, const caller_connection& caller) {
   const auto& sql = galera_probe_statements(dialect);
-  if (!sql.applies || caller_galera_pinned()) return;
+  if (!sql.applies || caller_galera_pinned()) return std::nullopt;
   auto& all = callers();
   const auto key = std::make_pair(caller.object, caller.server_session);
   std::optional<galera_verdict> v;
@@ -165,9 +159,21 @@ void refuse_on_galera(connection& conn, dialect_kind dialect, const caller_conne
     }
     all.by_connection.insert_or_assign(key, caller_verdicts::entry{*v, asked});
   }
-  if (v->multi_node)
-    refuse(kind, name, "the server of " + std::string(caller.description), *v,
+  return v;
+}
+
+}  // namespace
+
+void refuse_on_galera(connection& conn, dialect_kind dialect, const caller_connection& caller, std::string_view name) {
+  const auto v = caller_verdict(conn, dialect, caller);
+  if (v && v->multi_node)
+    refuse(node_local_lock::for_update, name, "the server of " + std::string(caller.description), *v,
            "call sqllock::set_caller_row_locks_galera_pinned(true)");
+}
+
+bool caller_on_multi_node_galera(connection& conn, dialect_kind dialect, const caller_connection& caller) {
+  const auto v = caller_verdict(conn, dialect, caller);
+  return v && v->multi_node;
 }
 
 void set_caller_galera_pinned(bool pinned) noexcept { g_caller_pinned.store(pinned); }

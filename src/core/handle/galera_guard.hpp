@@ -62,8 +62,7 @@ std::int64_t galera_cluster_size(const std::optional<std::string>& cluster_size)
 galera_verdict judge_galera(const galera_facts& facts);
 
 // The lock kinds that are node-local on Galera.
-// named_lock; row locks; a guard's locking read (core/lease/lease_guard.hpp)
-enum class node_local_lock { get_lock, for_update, guard_read };
+enum class node_local_lock { get_lock, for_update };  // named_lock; row locks
 
 // The message of the not_supported error that refuses lock `name` of `kind`. `server` says which
 // server, e.g. "the server at mysql://app:***@db1/app"; `opt_in` how to declare that every client
@@ -103,9 +102,8 @@ struct caller_connection {
   std::string_view description;
 };
 
-// The adapters' form: lock_row (or, with `kind` guard_read, a guard) in the application's own
-// transaction. Throws not_supported like the handle form unless set_caller_galera_pinned(true) was
-// called.
+// The adapters' form: lock_row in the application's own transaction. Throws not_supported like the
+// handle form unless set_caller_galera_pinned(true) was called.
 //
 // Cache: without a handle there is nowhere per server to keep a verdict, and asking on every
 // lock_row would double its round trips. So verdicts are kept process-wide per application
@@ -114,8 +112,13 @@ struct caller_connection {
 // kCallerVerdictTtl: a loop of lock_row calls on one connection costs one extra round trip per
 // minute, and a cluster that grows under a live connection is noticed within that minute. At most
 // kCallerVerdictMax connections are remembered (expired entries are dropped first, then all).
-void refuse_on_galera(connection& conn, dialect_kind dialect, const caller_connection& caller, std::string_view name,
-                      node_local_lock kind = node_local_lock::for_update);
+void refuse_on_galera(connection& conn, dialect_kind dialect, const caller_connection& caller, std::string_view name);
+
+// Whether the application's connection `conn` is on a node of a multi-node Galera cluster where
+// node-local locks do not exclude (false with set_caller_galera_pinned(true), and for other
+// dialects); asked and cached as for refuse_on_galera. The guard writes the lock row there
+// (core/lease/lease_guard.hpp) instead of reading it with a lock.
+bool caller_on_multi_node_galera(connection& conn, dialect_kind dialect, const caller_connection& caller);
 
 inline constexpr std::chrono::seconds kCallerVerdictTtl{60};
 inline constexpr std::size_t kCallerVerdictMax = 256;

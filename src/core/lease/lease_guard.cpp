@@ -21,14 +21,13 @@ void guard_in_caller_transaction(connection& conn, dialect_kind dialect, const l
                            " database: guard in a transaction on the lock's own database");
   }
   if (c.rows.empty()) return;
-  if (dialect == dialect_kind::mysql)
-    refuse_on_galera(conn, dialect, caller, c.rows.front().resource, node_local_lock::guard_read);
   const auto sql = guard_statements(dialect, impl.options().table);
-  const std::string& statement = sql->of(c.table);
+  const auto& form = caller_on_multi_node_galera(conn, dialect, caller) ? sql->replicated : sql->check;
+  const std::string& statement = form.of(c.table);
   for (const auto& claimed : c.rows) {
     const std::vector<value> params{claimed.resource, c.owner, claimed.fence};
     const result answer = conn.exec(statement, params);
-    const bool held = sql->writes ? answer.affected > 0 : !answer.rows.empty();
+    const bool held = form.writes ? answer.affected > 0 : !answer.rows.empty();
     if (!held) {
       throw lock_lost("guard(): " + c.what + " is no longer held by this holder in the database (name '" +
                       message_text(claimed.resource) + "', fence " + std::to_string(claimed.fence) +

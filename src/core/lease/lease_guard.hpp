@@ -15,12 +15,14 @@ namespace sqllock::detail {
 // inside the caller's transaction on a database of `dialect`. Returns when every row is still the
 // claim's (owner and fence) and unexpired by the database clock; from then on no takeover, release
 // by force or reap of those rows commits before the transaction ends (a row lock on PostgreSQL and
-// MySQL, the write lock on SQLite). Throws lock_lost when a row is not (the transaction is left to
-// the caller to roll back: what it wrote is not protected); invalid_argument when the claim's
-// database has another dialect; not_supported on a multi-node Galera cluster unless
-// set_caller_row_locks_galera_pinned(true) (`caller` keys its cache); what the driver throws
-// otherwise (connection_error, backend_error, e.g. SQLite's busy when another writer holds the
-// database past the connection's busy timeout).
+// MySQL, the write lock on SQLite). On a multi-node Galera cluster (unless
+// set_caller_row_locks_galera_pinned(true); `caller` keys the cached answer) it writes the rows
+// instead, and certification keeps the transaction and a takeover on another node from both
+// committing: the one that commits second fails (a deadlock error). Throws lock_lost when a row is
+// not held (the transaction is left to the caller to roll back: what it wrote is not protected);
+// invalid_argument when the claim's database has another dialect; what the driver throws otherwise
+// (connection_error, backend_error, e.g. SQLite's busy when another writer holds the database past
+// the connection's busy timeout).
 void guard_in_caller_transaction(connection& conn, dialect_kind dialect, const lease_claim& claim,
                                  const caller_connection& caller = {});
 
