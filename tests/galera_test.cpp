@@ -440,7 +440,7 @@ class GaleraGuardTest : public GaleraTest {
                                .rows.at(0)
                                .at(0)
                                .value()) == 1;
-    a.unlock();
+    EXPECT_THROW(a.release(), not_held) << "a's lease ran out";
     return out;
   }
   int round_ = 0;
