@@ -12,90 +12,16 @@
 #include <thread>
 #include <utility>
 
-#include "contract/contract_fixture.hpp"
-#include "sqllock/error.hpp"
-#include "support/app_sessions.hpp"
+#include "support/guard_fixture.hpp"
 #include "support/processes.hpp"
-#include "support/time_scale.hpp"
 
 namespace sqllock::test {
 namespace {
 
 using namespace std::chrono_literals;
-using clock_type = std::chrono::steady_clock;
 
-class GuardTest : public LockContractTest {
+class GuardTest : public GuardFixture {
  protected:
-  void SetUp() override {
-    LockContractTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    data_ = unique_name("data");
-    sql(open_owner(), "CREATE TABLE " + data_ + " (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)");
-  }
-
-  // A new application connection to the target's database, through its client library's adapter.
-  std::unique_ptr<app_session> app() const { return connect_app(where().name, where().uri); }
-
-  std::string insert(int id) const {
-    return "INSERT INTO " + data_ + " (id, v) VALUES (" + std::to_string(id) + ", 0)";
-  }
-  std::int64_t data_rows(const database& db) const {
-    return std::stoll(sql(db, "SELECT COUNT(*) FROM " + data_).rows.at(0).at(0).value());
-  }
-
-  static lock_settings lease(std::chrono::milliseconds ttl, bool renewed) {
-    lock_settings s;
-    s.ttl = ttl;
-    s.auto_renew = renewed;
-    return s;
-  }
-
-  // What happened to another owner's attempt made once a's lease had run out, while a's
-  // transaction stayed open (guarded or not) for a while: whether it was granted before the commit,
-  // and whether and when at all.
-  struct takeover {
-    bool before_commit = false;
-    bool granted = false;
-    clock_type::time_point granted_at{};
-    clock_type::time_point committed_at{};
-    std::string error;
-  };
-  takeover take_over_during(bool guarded) {
-    auto db1 = open();
-    auto db2 = open();
-    const auto name = fresh("takeover");
-    const auto ttl = scaled(600ms);
-    auto a = make(db1, name, lease(ttl, false));
-    auto b = make(db2, name);
-    EXPECT_TRUE(a->try_lock());
-    auto tx = app();
-    tx->begin();
-    if (guarded) tx->guard(a->claim());
-    std::this_thread::sleep_for(ttl + scaled(200ms));  // a's lease ran out, by every clock
-    takeover out;
-    std::atomic<bool> granted{false};
-    std::thread contender([&] {
-      try {
-        if (b->try_lock_for(scaled(20s))) {
-          out.granted_at = clock_type::now();
-          granted = true;
-          b->release();  // by the thread that holds it
-        }
-      } catch (const std::exception& e) {
-        out.error = e.what();
-      }
-    });
-    std::this_thread::sleep_for(scaled(1s));  // a grant takes a few milliseconds once possible
-    out.before_commit = granted.load();
-    tx->exec(insert(1));
-    out.committed_at = clock_type::now();
-    tx->commit();
-    contender.join();
-    out.granted = granted.load();
-    EXPECT_THROW(a->release(), not_held) << "a's lease ran out";
-    return out;
-  }
-
   // Three processes, each with its own handle and application connection, increment one counter
   // by read-modify-write in a transaction of their own under the lock (a lease of 400 ms, not
   // renewed), guarded or not; in every third round a process pauses past its lease between the
@@ -145,8 +71,6 @@ class GuardTest : public LockContractTest {
     ::munmap(shared, sizeof(std::atomic<std::int64_t>));
     return out;
   }
-
-  std::string data_;
 };
 
 TEST_P(GuardTest, AGuardedWriteCommitsWhileTheLockIsHeld) {
@@ -161,7 +85,7 @@ TEST_P(GuardTest, AGuardedWriteCommitsWhileTheLockIsHeld) {
   tx->exec(insert(2));
   tx->commit();
   lock->release();
-  EXPECT_EQ(data_rows(db), 2);
+  EXPECT_EQ(data_rows(), 2);
   if (kind().can.shared) {  // a reader's hold is guarded the same way
     lock->lock_shared();
     tx->begin();
@@ -169,7 +93,7 @@ TEST_P(GuardTest, AGuardedWriteCommitsWhileTheLockIsHeld) {
     tx->exec(insert(3));
     tx->commit();
     lock->release_shared();
-    EXPECT_EQ(data_rows(db), 3);
+    EXPECT_EQ(data_rows(), 3);
   }
 }
 
@@ -190,25 +114,17 @@ TEST_P(GuardTest, AGuardOfAForcedReleasedHoldThrowsLockLost) {
     EXPECT_NE(std::string(e.what()).find("Roll the transaction back"), std::string::npos) << e.what();
   }
   tx->rollback();
-  EXPECT_EQ(data_rows(db), 0);
+  EXPECT_EQ(data_rows(), 0);
   lock->unlock();
 }
 
 TEST_P(GuardTest, ATakeoverWaitsUntilTheGuardedTransactionCommits) {
-  const auto t = take_over_during(true);
-  EXPECT_EQ(t.error, "");
-  EXPECT_FALSE(t.before_commit) << "granted while the guarded transaction was open";
-  ASSERT_TRUE(t.granted) << "never granted after the commit";
-  EXPECT_GE(t.granted_at, t.committed_at);
+  expect_held_back(take_over_during([](app_session& tx, const lock_object& a) { tx.guard(a.claim()); }));
 }
 
 // The control: without the guard, nothing holds the expired lease, and the other owner is granted
 // while the writing transaction is still open — the write then commits after another's grant.
-TEST_P(GuardTest, WithoutAGuardATakeoverIsGrantedWhileTheTransactionIsOpen) {
-  const auto t = take_over_during(false);
-  EXPECT_EQ(t.error, "");
-  EXPECT_TRUE(t.before_commit);
-}
+TEST_P(GuardTest, WithoutAGuardATakeoverIsGrantedWhileTheTransactionIsOpen) { expect_let_in(take_over_during({})); }
 
 TEST_P(GuardTest, AGuardOutsideATransactionIsRefused) {
   auto db = open();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <ostream>
 #include <stop_token>
@@ -53,6 +54,22 @@ class app_session {
   virtual void lock_in_autocommit(std::string_view name, std::string_view table) = 0;
   // guard() of the adapter (sqllock/lease_claim.hpp) in the open transaction (or with none open).
   virtual void guard(const lease_claim& claim) = 0;
+
+  // What a statement returned: its first row's first field as a number, or the server's error.
+  struct answer {
+    bool row = false;  // a row came back
+    std::int64_t first = -1;
+    std::string sqlstate;  // "" when the library does not say (SOCI's MySQL backend)
+    long long vendor_code = 0;
+    std::string error;  // "" when the statement succeeded
+  };
+  // `statement` in the open transaction with ($1 or :text, $2 or :number, in the library's own
+  // placeholder syntax — see placeholder()) bound to `text` and `number`, as an application binds
+  // them; a server error is returned, not thrown.
+  virtual answer query(const std::string& statement, const std::string& text, std::int64_t number) = 0;
+  // Placeholder n (1: the text, 2: the number) in this library's syntax: $n (libpqxx), :text and
+  // :number (SOCI), ? (Connector/C++).
+  virtual std::string placeholder(int n) const = 0;
 };
 
 class pqxx_session final : public app_session {
@@ -90,6 +107,19 @@ class pqxx_session final : public app_session {
     pqxx::nontransaction n(conn_);
     sqllock::guard(n, claim);
   }
+  answer query(const std::string& statement, const std::string& text, std::int64_t number) override {
+    answer out;
+    try {
+      const auto r = tx_->exec_params(statement, text, number);
+      out.row = !r.empty();
+      if (out.row) out.first = r.at(0).at(0).as<std::int64_t>();
+    } catch (const pqxx::sql_error& e) {
+      out.sqlstate = e.sqlstate();
+      out.error = e.what();
+    }
+    return out;
+  }
+  std::string placeholder(int n) const override { return "$" + std::to_string(n); }
 
  private:
   pqxx::result run(const std::string& sql) {
@@ -134,6 +164,26 @@ class soci_app_session final : public app_session {
   }
   void lock_in_autocommit(std::string_view name, std::string_view table) override { lock_row(session_, name, table); }
   void guard(const lease_claim& claim) override { sqllock::guard(session_, claim); }
+  answer query(const std::string& statement, const std::string& text, std::int64_t number) override {
+    answer out;
+    long long got = -1;
+    long long bound = number;
+    soci::indicator ind = soci::i_null;
+    try {
+      // A one-time query: no named prepared statement left on a server connection PgBouncer shares.
+      session_ << statement, soci::use(text, "text"), soci::use(bound, "number"), soci::into(got, ind);
+      out.row = session_.got_data() && ind == soci::i_ok;
+      out.first = got;
+    } catch (const soci::postgresql_soci_error& e) {
+      out.sqlstate = e.sqlstate();
+      out.error = e.what();
+    } catch (const soci::mysql_soci_error& e) {
+      out.vendor_code = e.err_num_;
+      out.error = e.what();
+    }
+    return out;
+  }
+  std::string placeholder(int n) const override { return n == 1 ? ":text" : ":number"; }
 
  private:
   soci::session session_;
@@ -180,6 +230,23 @@ class cppconn_session final : public app_session {
     lock_row(conn_.get(), name, table);
   }
   void guard(const lease_claim& claim) override { sqllock::guard(conn_.get(), claim); }
+  answer query(const std::string& statement, const std::string& text, std::int64_t number) override {
+    answer out;
+    try {
+      std::unique_ptr<sql::PreparedStatement> st(conn_->prepareStatement(statement));
+      st->setString(1, text);
+      st->setInt64(2, number);
+      std::unique_ptr<sql::ResultSet> rs(st->executeQuery());
+      out.row = rs->next();
+      if (out.row) out.first = rs->getInt64(1);
+    } catch (const sql::SQLException& e) {
+      out.sqlstate = e.getSQLState();
+      out.vendor_code = e.getErrorCode();
+      out.error = e.what();
+    }
+    return out;
+  }
+  std::string placeholder(int) const override { return "?"; }
 
  private:
   std::unique_ptr<sql::Connection> conn_;
