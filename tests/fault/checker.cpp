@@ -1,5 +1,6 @@
 #include "fault/checker.hpp"
 
+#include "fault/guard_check.hpp"
 #include "fault/hold_story.hpp"
 #include "fault/holds.hpp"
 #include "fault/latch_check.hpp"
@@ -56,6 +57,7 @@ class checker {
     counters();
     client_overlaps();
     if (ev_.cfg.kind != lock_kind::latch) check_told(ev_, holds_, r_);
+    if (leased(ev_.cfg.kind)) check_guarded(ev_, holds_, r_);
     lost_signals();
     liveness();
     stalls();

@@ -28,6 +28,8 @@
 //   told-before-granted a grant while another holder of the lock (beyond its capacity: N permits,
 //                       readers share) had neither begun its release nor been told of its loss,
 //                       on the monotonic clock; not in latch runs (fault/told_check.hpp)
+//   stale-guarded-write, guarded-lost-update, guarded-writes-none
+//                       runs of the leased kinds: the guarded writes (fault/guard_check.hpp)
 // Semaphore runs (--kind semaphore, N = --permits) key every check above by (name, slot) —
 // "r0/1", the slot the permit held — where it keeps its meaning (server-overlap: no two grants of
 // one slot overlap; fenced writes per slot), and report (only there):

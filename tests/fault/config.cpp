@@ -31,6 +31,7 @@ std::string to_string(control c) {
     case control::reader_ignores_writer: return "reader-ignores-writer";
     case control::leaked_place: return "leaked-place";
     case control::told_on_return: return "told-on-return";
+    case control::unguarded_write: return "unguarded-write";
   }
   return "?";
 }
@@ -53,14 +54,15 @@ lock_kind parse_lock_kind(const std::string& s) {
 }
 
 control parse_control(const std::string& s) {
-  for (auto c : {control::none, control::unsafe_release, control::client_clock, control::count_then_insert,
-                 control::rogue_count_down, control::sequential_multi, control::unordered_queue,
-                 control::reader_ignores_writer, control::leaked_place, control::told_on_return})
+  for (auto c :
+       {control::none, control::unsafe_release, control::client_clock, control::count_then_insert,
+        control::rogue_count_down, control::sequential_multi, control::unordered_queue, control::reader_ignores_writer,
+        control::leaked_place, control::told_on_return, control::unguarded_write})
     if (to_string(c) == s) return c;
   throw std::invalid_argument(
       "unknown control '" + s +
       "' (none, unsafe-release, client-clock, count-then-insert, rogue-count-down, sequential-multi,"
-      " unordered-queue, reader-ignores-writer, leaked-place, told-on-return)");
+      " unordered-queue, reader-ignores-writer, leaked-place, told-on-return, unguarded-write)");
 }
 
 setup_kind parse_setup(const std::string& s) {

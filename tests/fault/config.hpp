@@ -59,6 +59,9 @@ enum class control {
   // returns — the lost signal as it was before the local deadline fired it (fault/told_late.hpp).
   // Every worker thread; PostgreSQL or MariaDB, with network faults.
   told_on_return,
+  // Every worker thread's guarded write (fault/guarded_write.hpp) runs without its guard: the same
+  // transaction, checked by nothing. Leased kinds.
+  unguarded_write,
 };
 
 // The servers a run starts (scripts/test-servers.sh, scripts/ha-servers.sh): one standalone

@@ -60,6 +60,13 @@ std::vector<hold_rec> build_holds(const std::vector<event>& all, const std::vect
             cur->fenced_done = e->mono;
           }
           break;
+        case 'W':
+          if (cur) {
+            cur->guarded = field(0);
+            cur->guarded_sent = number(1, 0);
+            cur->guarded_attempted = number(2, 0);
+          }
+          break;
         case 'L':
           if (cur && cur->res == e->resource && cur->lost_at == 0) cur->lost_at = e->mono;
           if (!cur && lost_before_a == 0) lost_before_a = e->mono;

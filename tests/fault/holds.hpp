@@ -33,6 +33,9 @@ struct hold_rec {
   bool writer = true;                      // queued kinds: a write hold (A's mode w), else a read hold (r)
   std::int64_t read_end_us = 0;            // read holds: the database clock at the section's last read (R)
   std::int64_t u_first = -1, u_last = -1;  // read holds: u at the first and the last read
+  std::string guarded;                     // W's outcome (ok / lost / rej / unk); "" when not attempted
+  std::int64_t guarded_sent = 0;           // W: when its commit was sent (0: it was not)
+  std::int64_t guarded_attempted = 0;      // W: when its transaction began
 };
 
 // Every hold of every worker thread, from the merged histories; a hold cut by its process's death

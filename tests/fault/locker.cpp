@@ -78,6 +78,7 @@ std::unique_ptr<locker> make_locker(const run_config& cfg, const database& db, i
           told_on_return_holders(cfg, db, holders(cfg, db, lock_kind::table, thread_index), plan));
     case control::rogue_count_down:  // a latch run: no lockers (fault/latch_worker.hpp)
     case control::sequential_multi:  // a multi run: no lockers (fault/multi_worker.hpp)
+    case control::unguarded_write:   // sqllock's own lockers: only the write leaves its guard out
     case control::none: break;
   }
   return std::make_unique<locker>(holders(cfg, db, cfg.kind, thread_index));

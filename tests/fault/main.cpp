@@ -3,7 +3,8 @@
 //   sqllock_fault --database postgresql|mariadb|sqlite --kind table|advisory|named|row|semaphore|latch|multi|fair|rw[,…]
 //                 [--setup standalone|pgaf|galera] [--seconds N] [--long]
 //                 [--control none|unsafe-release|client-clock|count-then-insert|rogue-count-down|sequential-multi|
-//                            unordered-queue|reader-ignores-writer|leaked-place|told-on-return]
+//                            unordered-queue|reader-ignores-writer|leaked-place|told-on-return|
+//                            unguarded-write]
 //                 [--permits N] [--latch-count N] [--names-per-set K]
 //                 [--expect-violation NAME]… [--expect-refusal] [--processes N] [--threads M]
 //                 [--resources K] [--lease-ms L] [--keepalive-ms K] [--fault-every-ms F]
@@ -177,6 +178,8 @@ run_config config_of(const options& o) {
     throw std::invalid_argument(
         "--control told-on-return needs --database postgresql or mariadb, --kind table and"
         " network faults");
+  if (c.ctl == control::unguarded_write && !leased(c.kind))
+    throw std::invalid_argument("--control unguarded-write needs a leased --kind (table, semaphore, multi, fair, rw)");
   if (c.setup != setup_kind::standalone && queued(c.kind))
     throw std::invalid_argument("--kind fair and rw run on a standalone server (no HA setup checks them yet)");
   const bool pg = c.dialect == sqllock::dialect_kind::postgresql, my = c.dialect == sqllock::dialect_kind::mysql;

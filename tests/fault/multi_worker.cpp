@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "fault/guarded_write.hpp"
 #include "fault/schema.hpp"
 #include "sqllock/error.hpp"
 #include "sqllock/multi_lock.hpp"
@@ -46,6 +47,8 @@ class held_set {
   virtual ~held_set() = default;
   virtual std::int64_t fence(std::size_t j) const = 0;  // of the j-th picked name
   virtual std::vector<std::stop_token> lost_tokens() const = 0;
+  // The set's claim for a guard; nullopt for the control's names, which have none as one set.
+  virtual std::optional<lease_claim> claim() const = 0;
   virtual release_result release() = 0;
 };
 
@@ -55,6 +58,7 @@ class multi_set final : public held_set {
       : l_(std::move(l)), picked_(std::move(picked)) {}
   std::int64_t fence(std::size_t j) const override { return l_->fence(picked_.at(j)); }
   std::vector<std::stop_token> lost_tokens() const override { return {l_->lost_token()}; }
+  std::optional<lease_claim> claim() const override { return l_->claim(); }
   release_result release() override {
     return released([&] { l_->release(); });
   }
@@ -74,6 +78,7 @@ class sequential_set final : public held_set {
     for (const auto& l : locks_) out.push_back(l->lost_token());
     return out;
   }
+  std::optional<lease_claim> claim() const override { return std::nullopt; }
   release_result release() override {
     auto worst = release_result::ok;
     for (auto it = locks_.rbegin(); it != locks_.rend(); ++it) {
@@ -92,7 +97,8 @@ class multi_thread {
   multi_thread(const worker_args& a, const database& db, const database& data, history_writer& h, board& b, int index)
       : a_(a), db_(db), data_(data), h_(h), board_(b), held_(b.held(a.slot)), index_(index),
         rng_(std::random_device{}() ^ (static_cast<std::uint64_t>(::getpid()) << 16) ^
-             static_cast<std::uint64_t>(index)) {}
+             static_cast<std::uint64_t>(index)),
+        writer_(a.uri, db.dialect(), a.cfg.ctl != control::unguarded_write) {}
 
   void run() {
     const auto k = static_cast<std::size_t>(a_.cfg.names_per_set);
@@ -168,7 +174,7 @@ class multi_thread {
           })));
     held_.fetch_add(1);
     h_.write('M', index_, t_acquired, set_id, -1, m);
-    std::vector<std::int64_t> u(picked.size(), -1);
+    std::vector<std::int64_t> u(picked.size(), -1), g(picked.size(), -1);
     for (std::size_t j = 0; j < picked.size(); ++j) {
       std::int64_t db_us = 0;
       try {
@@ -176,11 +182,18 @@ class multi_thread {
         if (!r.rows.empty()) {
           u[j] = std::stoll(r.rows.at(0).at(0).value_or("0"));
           db_us = std::stoll(r.rows.at(0).at(1).value_or("0"));
+          g[j] = std::stoll(r.rows.at(0).at(2).value_or("0"));
         }
       } catch (const error&) {
       }
       h_.write('A', vthread(j), t_acquired, picked[j], fences[j],
                {std::to_string(db_us), std::to_string(u[j]), std::to_string(called), set_id});
+    }
+    // The set's claim, for one guarded write of every name's g at the end (fault/guarded_write.hpp).
+    std::optional<lease_claim> claim;
+    try {
+      claim = set.claim();
+    } catch (const error&) {  // told of a loss already: no guarded write
     }
     const auto hold_for = draw_hold(rng_, a_.cfg.lease);
     board_.section_until(a_.slot, mono_ns() + std::chrono::nanoseconds(hold_for).count());
@@ -206,6 +219,15 @@ class multi_thread {
       }
       h_.write('U', vthread(j), mono_ns(), picked[j], fences[j], {unfenced});
     }
+    std::vector<std::pair<std::string, std::int64_t>> counters;
+    for (std::size_t j = 0; j < picked.size(); ++j)
+      if (g[j] >= 0) counters.emplace_back(picked[j], g[j] + 1);
+    if (claim && counters.size() == picked.size()) {
+      const auto w = writer_.write(*claim, counters);
+      for (std::size_t j = 0; j < picked.size(); ++j)
+        h_.write('W', vthread(j), mono_ns(), picked[j], fences[j],
+                 {w.result, std::to_string(w.sent), std::to_string(w.attempted)});
+    }
     held_.fetch_sub(1);
     for (std::size_t j = 0; j < picked.size(); ++j) h_.write('Y', vthread(j), mono_ns(), picked[j], fences[j]);
     on_lost.clear();
@@ -222,6 +244,7 @@ class multi_thread {
   std::atomic<int>& held_;
   int index_;
   std::mt19937_64 rng_;
+  guarded_writer writer_;
 };
 
 }  // namespace

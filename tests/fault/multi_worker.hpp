@@ -2,7 +2,8 @@
 // thread, until the deadline, picks a random K-subset of the run's names (resource_name(i), in
 // random order), takes it with sqllock::multi_lock::try_lock_for (1 s), runs the table kind's
 // critical section on every name of the set (read u, hold, fenced write v + 1 with that name's
-// fence, unfenced write u + 1) and releases the set.
+// fence, unfenced write u + 1), then sets every name's g = read + 1 in one transaction guarded by
+// the set's claim (fault/guarded_write.hpp), and releases the set.
 //
 // Each attempt uses a fresh owner key, "set-<pid>.<thread>.<n>", so the owner token in the
 // server's grant log (session + "/" + key) identifies the attempt: all K grants of one attempt

@@ -30,7 +30,8 @@ class queue_holder final : public test::lock_holder {
     if (!(write ? lock_.try_lock_for(wait) : try_lock_shared_for(wait))) return std::nullopt;
     std::optional<test::lost_callback> on_lost;  // through the release too: a loss may come while it retries
     {
-      queue_section s(db_, lock_.fence(), write, [this, write] { return reenter(write); });
+      queue_section s(
+          db_, lock_.fence(), write, [this, write] { return reenter(write); }, [this] { return lock_.claim(); });
       on_lost.emplace(lock_.lost_token(), [&hooks, fence = s.fence()] { hooks.on_lost(fence); });
       hooks.body(s);
       hooks.before_release();

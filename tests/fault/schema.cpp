@@ -57,7 +57,7 @@ std::vector<std::string> ddl(dialect_kind d) {
     case dialect_kind::postgresql:
       return {
           "CREATE TABLE fault_data (k text PRIMARY KEY, v bigint NOT NULL DEFAULT 0,"
-          " max_fence bigint NOT NULL DEFAULT 0, u bigint NOT NULL DEFAULT 0)",
+          " max_fence bigint NOT NULL DEFAULT 0, u bigint NOT NULL DEFAULT 0, g bigint NOT NULL DEFAULT 0)",
           "CREATE TABLE fault_grants (resource text NOT NULL, fence bigint NOT NULL, owner_token text NOT NULL,"
           " granted_at timestamptz NOT NULL, expires_at timestamptz NOT NULL, taken_over_at timestamptz,"
           " deleted_at timestamptz, logged_at timestamptz NOT NULL, PRIMARY KEY (resource, fence))",
@@ -80,7 +80,8 @@ std::vector<std::string> ddl(dialect_kind d) {
     case dialect_kind::mysql:
       return {
           "CREATE TABLE fault_data (k VARBINARY(64) PRIMARY KEY, v BIGINT NOT NULL DEFAULT 0,"
-          " max_fence BIGINT NOT NULL DEFAULT 0, u BIGINT NOT NULL DEFAULT 0) ENGINE=InnoDB",
+          " max_fence BIGINT NOT NULL DEFAULT 0, u BIGINT NOT NULL DEFAULT 0, g BIGINT NOT NULL DEFAULT 0)"
+          " ENGINE=InnoDB",
           "CREATE TABLE fault_grants (resource VARBINARY(255) NOT NULL, fence BIGINT NOT NULL,"
           " owner_token VARBINARY(255) NOT NULL, granted_at DATETIME(6) NOT NULL, expires_at DATETIME(6) NOT NULL,"
           " taken_over_at DATETIME(6) NULL, deleted_at DATETIME(6) NULL, logged_at DATETIME(6) NOT NULL,"
@@ -103,7 +104,7 @@ std::vector<std::string> ddl(dialect_kind d) {
     case dialect_kind::sqlite:
       return {
           "CREATE TABLE fault_data (k TEXT PRIMARY KEY, v INTEGER NOT NULL DEFAULT 0,"
-          " max_fence INTEGER NOT NULL DEFAULT 0, u INTEGER NOT NULL DEFAULT 0)",
+          " max_fence INTEGER NOT NULL DEFAULT 0, u INTEGER NOT NULL DEFAULT 0, g INTEGER NOT NULL DEFAULT 0)",
           "CREATE TABLE fault_grants (resource TEXT NOT NULL, fence INTEGER NOT NULL, owner_token TEXT NOT NULL,"
           " granted_at TEXT NOT NULL, expires_at TEXT NOT NULL, taken_over_at TEXT, deleted_at TEXT,"
           " logged_at TEXT NOT NULL, PRIMARY KEY (resource, fence))",
@@ -190,7 +191,7 @@ std::vector<std::string> permit_ddl(dialect_kind d) {
 data_sql make_data_sql(dialect_kind d) {
   const std::string num = d == dialect_kind::postgresql ? "CAST($2 AS bigint)" : "$2";
   return {
-      "SELECT u, " + micros(d, now_expr(d)) + " FROM fault_data WHERE k = $1",
+      "SELECT u, " + micros(d, now_expr(d)) + ", g FROM fault_data WHERE k = $1",
       "UPDATE fault_data SET v = v + 1, max_fence = " + num + " WHERE k = $1 AND max_fence <= " + num,
       "UPDATE fault_data SET v = v + 1 WHERE k = $1",
       "UPDATE fault_data SET u = " + num + " WHERE k = $1",
@@ -260,9 +261,10 @@ std::vector<grant_row> read_permit_grants(const database& db) {
 }
 
 std::vector<data_row> read_data(const database& db) {
-  const auto r = sql(db, "SELECT k, v, max_fence, u FROM fault_data ORDER BY k");
+  const auto r = sql(db, "SELECT k, v, max_fence, u, g FROM fault_data ORDER BY k");
   std::vector<data_row> out;
-  for (const auto& row : r.rows) out.push_back({row[0].value_or(""), as_int(row[1]), as_int(row[2]), as_int(row[3])});
+  for (const auto& row : r.rows)
+    out.push_back({row[0].value_or(""), as_int(row[1]), as_int(row[2]), as_int(row[3]), as_int(row[4])});
   return out;
 }
 

@@ -1,6 +1,7 @@
 // The tables a fault run adds next to sqllock's own, per dialect:
-//   fault_data (k, v, max_fence, u)  one row per resource: v is the fenced counter, max_fence the
-//                                    highest fence it accepted, u the unfenced counter
+//   fault_data (k, v, max_fence, u, g)  one row per resource: v is the fenced counter, max_fence
+//                                    the highest fence it accepted, u the unfenced counter, g the
+//                                    guarded counter (fault/guarded_write.hpp)
 //   fault_grants                     a server-side log of every table_lock grant, kept by
 //                                    triggers on the lock table (test-only; the library never
 //                                    sees them): granted_at, the latest expires_at, when the
@@ -22,7 +23,7 @@ namespace sqllock::fault {
 
 // The statements a worker runs, for one dialect. $1 = resource, $2 = a number.
 struct data_sql {
-  std::string read;            // SELECT u, <database clock in µs since 1970> WHERE k = $1
+  std::string read;            // SELECT u, <database clock in µs since 1970>, g WHERE k = $1
   std::string fenced_write;    // v + 1, max_fence = $2, only when max_fence <= $2
   std::string plain_write;     // v + 1 (lock kinds without fences)
   std::string unfenced_write;  // u = $2
@@ -58,7 +59,7 @@ std::vector<grant_row> read_permit_grants(const database& db);
 
 struct data_row {
   std::string resource;
-  std::int64_t v = 0, max_fence = 0, u = 0;
+  std::int64_t v = 0, max_fence = 0, u = 0, g = 0;
 };
 std::vector<data_row> read_data(const database& db);
 

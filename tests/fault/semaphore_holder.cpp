@@ -20,7 +20,7 @@ class semaphore_holder final : public test::lock_holder {
     if (!p) return std::nullopt;
     std::optional<test::lost_callback> on_lost;  // through the release too: a loss may come while it runs
     {
-      slot_section s(db_, p->fence(), p->slot());
+      slot_section s(db_, p->fence(), p->slot(), [&p] { return p->claim(); });
       on_lost.emplace(p->lost_token(), [&hooks, fence = s.fence()] { hooks.on_lost(fence); });
       hooks.body(s);
       hooks.before_release();

@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "fault/config.hpp"
@@ -16,14 +18,21 @@
 namespace sqllock::fault {
 
 // A section on a pooled connection that holds slot `slot` of its name under fence `fence`
-// (sqllock's permits, and the count-then-insert control's rows).
+// (sqllock's permits, and the count-then-insert control's rows), with the permit's claim for a
+// guard (`claim`; none when empty).
 class slot_section : public test::pooled_section {
  public:
-  slot_section(const database& db, std::int64_t fence, std::int64_t slot) : pooled_section(db, fence), slot_(slot) {}
+  slot_section(const database& db, std::int64_t fence, std::int64_t slot, std::function<lease_claim()> claim = {})
+      : pooled_section(db, fence), slot_(slot), claim_(std::move(claim)) {}
   std::int64_t slot() const noexcept { return slot_; }
+  std::optional<lease_claim> claim() const override {
+    if (!claim_) return std::nullopt;
+    return claim_();
+  }
 
  private:
   std::int64_t slot_;
+  std::function<lease_claim()> claim_;
 };
 
 // One semaphore holder per resource (holders[i] of resource_name(i)), over `db`: each hold is a

@@ -3,11 +3,13 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <optional>
 #include <random>
 #include <thread>
 #include <vector>
 
 #include "fault/board.hpp"
+#include "fault/guarded_write.hpp"
 #include "fault/history.hpp"
 #include "fault/latch_worker.hpp"
 #include "fault/locker.hpp"
@@ -48,7 +50,8 @@ class worker_thread {
   worker_thread(const worker_args& a, const database& db, const database& data, history_writer& h, board& b, int index)
       : a_(a), db_(db), data_(data), h_(h), board_(b), held_(b.held(a.slot)), index_(index),
         rng_(std::random_device{}() ^ (static_cast<std::uint64_t>(::getpid()) << 16) ^
-             static_cast<std::uint64_t>(index)) {}
+             static_cast<std::uint64_t>(index)),
+        writer_(a.uri, db.dialect(), a.cfg.ctl != control::unguarded_write) {}
 
   void run() {
     std::unique_ptr<locker> lk;  // made by the first lock call: a lock kind may be refused there
@@ -126,18 +129,25 @@ class worker_thread {
     // server directly (the same handle as the lock's when the run has no network faults).
     test::pooled_section direct(data_, p.fence);
     test::lock_section& io = p.transactional ? s : direct;
-    std::int64_t u = -1, db_us = 0;
+    std::int64_t u = -1, db_us = 0, g = -1;
     try {
       const auto r = io.exec(stmts.read, {key});
       if (!r.rows.empty()) {  // no row: a slot of the count-then-insert control (>= N)
         u = std::stoll(r.rows.at(0).at(0).value_or("0"));
         db_us = std::stoll(r.rows.at(0).at(1).value_or("0"));
+        g = std::stoll(r.rows.at(0).at(2).value_or("0"));
       }
     } catch (const error&) {
     }
     std::vector<std::string> a_fields{std::to_string(db_us), std::to_string(u), std::to_string(p.called)};
     if (queue_mode) a_fields.emplace_back(reading ? "r" : "w");
     h_.write('A', index_, t_acquired, key, p.fence, a_fields);
+    // A leased write hold's claim, for the guarded write at the end (fault/guarded_write.hpp).
+    std::optional<lease_claim> claim;
+    try {
+      if (!reading && g >= 0) claim = s.claim();
+    } catch (const error&) {  // told of a loss already: no guarded write
+    }
     if (reenter) {
       try {
         if (const auto inner = s.reenter()) h_.write('N', index_, mono_ns(), key, p.fence, {std::to_string(*inner)});
@@ -183,6 +193,10 @@ class worker_thread {
     p.unfenced_done = mono_ns();
     p.unfenced = std::string_view(unfenced) == "ok";
     if (!p.transactional) h_.write('U', index_, p.unfenced_done, key, p.fence, {unfenced});
+    if (claim) {
+      const auto w = writer_.write(*claim, {{key, g + 1}});
+      h_.write('W', index_, mono_ns(), key, p.fence, {w.result, std::to_string(w.sent), std::to_string(w.attempted)});
+    }
   }
 
   const worker_args& a_;
@@ -193,6 +207,7 @@ class worker_thread {
   std::atomic<int>& held_;
   int index_;
   std::mt19937_64 rng_;
+  guarded_writer writer_;
 };
 
 // Connects to `uri` (pool: a connection per thread and two more), retrying while the server is

@@ -1,10 +1,12 @@
 // A worker process: `threads` threads that, until a deadline, pick a random resource, lock it,
 // run the critical section and release, recording every step in the process's history file.
 //
-// The critical section: read u and the database clock; sometimes re-enter the lock and compare
+// The critical section: read u, g and the database clock; sometimes re-enter the lock and compare
 // fences; hold for a drawn time (a holder paused here goes stale); the fenced write (v + 1 only
-// while max_fence <= our fence); write u = read + 1 (the unfenced read-sleep-write whose lost updates expose overlaps). Lost-lock
-// signals are recorded but not obeyed: the section runs on, so the fence must do the rejecting.
+// while max_fence <= our fence); write u = read + 1 (the unfenced read-sleep-write whose lost
+// updates expose overlaps); for a leased kind's write hold, g = read + 1 in a guarded transaction
+// (fault/guarded_write.hpp; the hold's claim taken at the section's start). Lost-lock signals are
+// recorded but not obeyed: the section runs on, so the fence and the guard must do the rejecting.
 // With `net` (a run with network faults), the locks' connections go through the process's own
 // proxy (fault/net_link.hpp) and the section's statements through a second handle straight to the
 // server — except a row lock's, which run inside the lock's transaction. The same second handle

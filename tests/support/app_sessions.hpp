@@ -1,6 +1,7 @@
 // Application-owned connections driven through sqllock's adapters (libpqxx, SOCI, MySQL
 // Connector/C++), for the tests of what joins an application's own transaction: row locks
-// (row_lock_adapter_test) and guards (guard_test). Header-only: each such test links the client
+// (row_lock_adapter_test) and guards (guard_test, and the fault harness's guarded writes,
+// fault/guarded_write.hpp). Header-only: each such test links the client
 // libraries itself, as an application does.
 #pragma once
 
@@ -67,6 +68,11 @@ class app_session {
   // placeholder syntax — see placeholder()) bound to `text` and `number`, as an application binds
   // them; a server error is returned, not thrown.
   virtual answer query(const std::string& statement, const std::string& text, std::int64_t number) = 0;
+  // An UPDATE … SET <column> = <number> WHERE <key> = <text> in the open transaction, its
+  // placeholders as query()'s: placeholder(2) for the number, placeholder(1) for the text — bound
+  // by position with Connector/C++'s ?, so there the number's comes first, as SET precedes WHERE.
+  // Throws what the client library throws.
+  virtual void update_where(const std::string& statement, std::int64_t number, const std::string& text) = 0;
   // Placeholder n (1: the text, 2: the number) in this library's syntax: $n (libpqxx), :text and
   // :number (SOCI), ? (Connector/C++).
   virtual std::string placeholder(int n) const = 0;
@@ -118,6 +124,9 @@ class pqxx_session final : public app_session {
       out.error = e.what();
     }
     return out;
+  }
+  void update_where(const std::string& statement, std::int64_t number, const std::string& text) override {
+    tx_->exec_params(statement, text, number);
   }
   std::string placeholder(int n) const override { return "$" + std::to_string(n); }
 
@@ -183,6 +192,10 @@ class soci_app_session final : public app_session {
     }
     return out;
   }
+  void update_where(const std::string& statement, std::int64_t number, const std::string& text) override {
+    long long bound = number;
+    session_ << statement, soci::use(text, "text"), soci::use(bound, "number");  // one-time, as query()
+  }
   std::string placeholder(int n) const override { return n == 1 ? ":text" : ":number"; }
 
  private:
@@ -245,6 +258,12 @@ class cppconn_session final : public app_session {
       out.error = e.what();
     }
     return out;
+  }
+  void update_where(const std::string& statement, std::int64_t number, const std::string& text) override {
+    std::unique_ptr<sql::PreparedStatement> st(conn_->prepareStatement(statement));
+    st->setInt64(1, number);
+    st->setString(2, text);
+    st->executeUpdate();
   }
   std::string placeholder(int) const override { return "?"; }
 

@@ -209,21 +209,26 @@ class row_section final : public lock_section {
   row_lock_tx& tx_;
 };
 
-// An object kind's section: on the pool, with the hold's fence, able to re-enter `lock`.
+// An object kind's section: on the pool, with the hold's fence, able to re-enter `lock`, and its
+// lease's claim when it has one.
 class object_section final : public pooled_section {
  public:
-  object_section(const database& db, lock_object& lock, bool fenced)
-      : pooled_section(db, fenced ? lock.fence() : -1), lock_(lock), fenced_(fenced) {}
+  object_section(const database& db, lock_object& lock, const lock_capabilities& can)
+      : pooled_section(db, can.fenced ? lock.fence() : -1), lock_(lock), can_(can) {}
   std::optional<std::int64_t> reenter() override {
     if (!lock_.try_lock()) return -2;
-    const std::int64_t inner = fenced_ ? lock_.fence() : -1;
+    const std::int64_t inner = can_.fenced ? lock_.fence() : -1;
     lock_.unlock();
     return inner;
+  }
+  std::optional<lease_claim> claim() const override {
+    if (!can_.leased) return std::nullopt;
+    return lock_.claim();
   }
 
  private:
   lock_object& lock_;
-  bool fenced_;
+  const lock_capabilities& can_;
 };
 
 }  // namespace
@@ -253,14 +258,14 @@ namespace {
 // make_holder for object kinds: one lock object for the holder's life.
 class object_lock_holder final : public lock_holder {
  public:
-  object_lock_holder(const database& db, std::unique_ptr<lock_object> lock, bool fenced)
-      : db_(db), lock_(std::move(lock)), fenced_(fenced) {}
+  object_lock_holder(const database& db, std::unique_ptr<lock_object> lock, const lock_capabilities& can)
+      : db_(db), lock_(std::move(lock)), can_(can) {}
 
   std::optional<release_result> hold(std::chrono::milliseconds wait, const hold_hooks& hooks) override {
     if (!lock_->try_lock_for(wait)) return std::nullopt;
     std::optional<lost_callback> on_lost;  // through the release too: a loss may come while it retries
     {
-      object_section s(db_, *lock_, fenced_);
+      object_section s(db_, *lock_, can_);
       on_lost.emplace(lock_->lost_token(), [&hooks, fence = s.fence()] { hooks.on_lost(fence); });
       hooks.body(s);
       hooks.before_release();
@@ -271,7 +276,7 @@ class object_lock_holder final : public lock_holder {
  private:
   const database& db_;
   std::unique_ptr<lock_object> lock_;
-  bool fenced_;
+  lock_capabilities can_;
 };
 
 // make_holder for scoped kinds: each hold is one run().
@@ -742,7 +747,7 @@ std::string companion_name(const std::string& name) {
 
 std::unique_ptr<lock_holder> make_holder(const lock_kind& k, const database& db, const std::string& lock,
                                          const lock_settings& s) {
-  if (k.can.object) return std::make_unique<object_lock_holder>(db, k.make(db, lock, s), k.can.fenced);
+  if (k.can.object) return std::make_unique<object_lock_holder>(db, k.make(db, lock, s), k.can);
   return std::make_unique<scoped_lock_holder>(db, lock, k.run);
 }
 

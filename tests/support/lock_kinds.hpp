@@ -120,6 +120,10 @@ class lock_section {
   // refused, nullopt when this section cannot re-enter (scoped kinds, sections of run()). Throws
   // what the inner acquire throws.
   virtual std::optional<std::int64_t> reenter() { return std::nullopt; }
+  // Leased kinds: the hold's claim for a guard (sqllock/lease_claim.hpp), taken now — so it
+  // throws what claim() throws (not_held, lock_lost once the holder was told of a loss); nullopt
+  // for sections whose lock has no lease (and the negative controls' peers).
+  virtual std::optional<lease_claim> claim() const { return std::nullopt; }
 };
 
 // Statements on a pooled connection of `db`, outside the lock: the object kinds' sections, and
