@@ -169,7 +169,7 @@ endforeach()
 # Every leased kind's run above does guarded writes (fault/guarded_write.hpp): 0 stale-guarded-write.
 # The same writes without their guard statement (--control unguarded-write) must commit writes after
 # the next holder's grant: one control per leased kind on PostgreSQL, and the table lock's on MariaDB,
-# SQLite and through PgBouncer. Only pauses past the lease (a lease of 600 ms, paused for 900 ms or
+# SQLite, through PgBouncer and (below) on both clusters. Only pauses past the lease (a lease of 600 ms, paused for 900 ms or
 # 1.8 s, one every 600 ms): 4 to 8 such writes in 20 s where 4 of them were tried.
 foreach(kind table semaphore multi fair rw)
   set(args --resources 1)
@@ -210,3 +210,17 @@ sqllock_fault_ha_test(refusal.galera --database mariadb --kind named,row --setup
 sqllock_fault_ha_test(control.galera_pinned_named --database mariadb --kind named --setup galera --seconds 20
   --restarts 0 --uri-params galera=pinned --expect-violation client-overlap)
 set_tests_properties(fault.control.galera_pinned_named PROPERTIES LABELS "fault;process;ha;control")
+# The guarded writes' negative control (above) on each cluster: the table lock on the
+# pg_auto_failover pair (one resource) and on the three Galera nodes, no server fault.
+foreach(setup pgaf galera)
+  set(db postgresql)
+  set(args --resources 1)
+  if(setup STREQUAL "galera")
+    set(db mariadb)
+    set(args)
+  endif()
+  sqllock_fault_ha_test(control.unguarded_write.table.${setup} --database ${db} --kind table --setup ${setup} ${args}
+    --seconds 20 --lease-ms 600 --faults pause-long,pause-xlong --fault-every-ms 600 --restarts 0
+    --control unguarded-write --expect-violation stale-guarded-write)
+  set_tests_properties(fault.control.unguarded_write.table.${setup} PROPERTIES LABELS "fault;process;ha;control")
+endforeach()
