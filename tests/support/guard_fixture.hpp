@@ -85,7 +85,10 @@ class GuardFixture : public LockContractTest {
         out.error = e.what();
       }
     });
-    std::this_thread::sleep_for(scaled(1s));  // a grant takes a few milliseconds once possible
+    // A grant takes a few milliseconds once possible: the control's comes at once, and 400 ms
+    // without one show the guarded transaction holding it back.
+    const auto window_end = clock_type::now() + scaled(400ms);
+    while (!granted.load() && clock_type::now() < window_end) std::this_thread::sleep_for(5ms);
     out.before_commit = granted.load();
     tx->exec(insert(1));
     out.committed_at = clock_type::now();
