@@ -22,8 +22,13 @@ class guard_checker {
   void run() {
     for (const auto& h : holds_)
       if (!h.guarded.empty()) ++r_.metrics["guarded-writes-" + h.guarded];
-    if (r_.metrics["guarded-writes-ok"] == 0)
-      violation("guarded-writes-none", "no guarded write committed: the checks above had nothing to check");
+    // A run too starved to try many (a loaded machine: a handful of write holds in 20 s) proves
+    // little either way; ten attempts and not one commit is a workload that cannot write.
+    std::int64_t tried = 0;
+    for (const char* m : {"guarded-writes-ok", "guarded-writes-lost", "guarded-writes-rej", "guarded-writes-unk"})
+      tried += r_.metrics[m];
+    if (tried >= 10 && r_.metrics["guarded-writes-ok"] == 0)
+      violation("guarded-writes-none", std::to_string(tried) + " guarded writes tried, none committed");
     stale_writes();
     counter();
   }

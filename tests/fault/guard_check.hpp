@@ -12,8 +12,9 @@
 //                        before its W line). Not a verdict on Galera, whose nodes may serve the
 //                        section's first read before they have applied another node's commit
 //                        (the metric guarded-lost-updates still reports it there).
-//   guarded-writes-none  no guarded write committed in the run: the two checks above proved nothing
-//                        (as when every write failed on the way to the database).
+//   guarded-writes-none  ten or more guarded writes tried and none committed: the two checks above
+//                        proved nothing (as when every write failed on the way to the database).
+//                        Fewer tries are a run starved by its machine, not flagged.
 // Metrics: guarded-writes-ok, -lost (the guard refused: lock_lost), -rej (another error before the
 // commit), -unk; guarded-writes-stopped, those refused whose transaction began after a later grant
 // of their key — each one a write that, without its guard, would have committed after the next
