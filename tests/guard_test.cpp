@@ -184,36 +184,5 @@ std::vector<lock_case> control_cases() {
 
 SQLLOCK_CONTRACT_CASES(Unguarded, GuardControlTest, control_cases());
 
-// On PostgreSQL a refused attempt only reads the name's row (dialect/postgresql.cpp's gate): another
-// owner's try_lock() of a name held inside a guarded transaction is refused at once. It used to
-// wait for that transaction, its INSERT … ON CONFLICT queued on the row the guard had locked.
-// (MySQL's acquire still waits for it: there the guarded transaction holds back refusals too.)
-class GuardRefusalTest : public GuardTest {};
-
-TEST_P(GuardRefusalTest, AnotherOwnersAttemptDoesNotWaitForTheGuardedTransaction) {
-  auto db1 = open();
-  auto db2 = open();
-  const auto name = fresh("refusal");
-  auto a = make(db1, name);
-  auto b = make(db2, name);
-  ASSERT_TRUE(a->try_lock());
-  auto tx = app();
-  tx->begin();
-  tx->guard(a->claim());
-  const auto start = clock_type::now();
-  EXPECT_FALSE(b->try_lock());
-  EXPECT_LT(clock_type::now() - start, scaled(500ms)) << "the refusal waited for the guarded transaction";
-  tx->commit();
-  a->unlock();
-}
-
-std::vector<lock_case> postgresql_table_lock_cases() {
-  auto out = table_lock_cases();
-  std::erase_if(out, [](const lock_case& c) { return c.where.dialect != dialect_kind::postgresql; });
-  return out;
-}
-
-SQLLOCK_CONTRACT_CASES(TableLockPostgresql, GuardRefusalTest, postgresql_table_lock_cases());
-
 }  // namespace
 }  // namespace sqllock::test

@@ -54,19 +54,6 @@ dialect_sql make_postgresql_sql(const std::string& table) {
   // clock only after it: draw-to-commit of two grants of one name never interleaves. A hash
   // collision only makes two names queue briefly; a caller's own advisory lock on the same key
   // (1 in 2^64 by chance) would make acquires of that name wait while it is held.
-  //
-  // A refusal neither writes nor queues (issue 26): a gate first reads the name's row. Another
-  // owner's live lease: refused there and then, with no advisory lock, no row lock, no fence drawn
-  // and no transaction id, so no WAL flush at commit. A free or expired name: the attempt *tries* a
-  // second advisory key, of this lock table only (pg_gate_key), and is refused when another
-  // attempt on the name is under way (that one is granted, or finds the name taken: either way
-  // this one would be refused); so after a release one attempt goes on and the rest read and go
-  // (they had queued on the key one by one, each refused with a write). The attempt that goes on
-  // takes the key above as before, so that it still queues behind any acquire of the name that
-  // takes only that one (a multi_lock, and clients of earlier versions). A row of our own (a
-  // re-entry) takes only the key above, waiting as before, so that another owner's passing attempt
-  // never makes a holder's re-entry fail. The gate reads the statement's snapshot; a grant
-  // committed since is refused by the ON CONFLICT clause, as before.
   constexpr std::string_view kAcquire = R"(
 INSERT INTO {{table}} AS l (resource, owner_token, holder_session, count, fence, holder_host,
     holder_pid, holder_thread, lease_ms, auto_renew, acquired_at, renewed_at, expires_at)
@@ -74,15 +61,7 @@ SELECT CAST($1 AS text), CAST($2 AS text), CAST($3 AS text), 1, nextval('{{table
     CAST($4 AS text), CAST($5 AS bigint), CAST($6 AS text), CAST($7 AS bigint), CAST($8 AS integer) <> 0,
     t.now, t.now, t.now + CAST($7 AS bigint) * interval '1 millisecond'
 FROM (SELECT clock_timestamp() AS now
-      FROM (SELECT 1 AS entered
-            WHERE CASE (SELECT CASE WHEN c.owner_token = CAST($2 AS text) THEN 1
-                                    WHEN c.expires_at > clock_timestamp() THEN 2 ELSE 0 END
-                        FROM {{table}} AS c WHERE c.resource = CAST($1 AS text))
-                    WHEN 2 THEN false
-                    WHEN 1 THEN pg_advisory_xact_lock(ACQUIRE_KEY) IS NOT NULL
-                    ELSE CASE WHEN pg_try_advisory_xact_lock(GATE_KEY)
-                              THEN pg_advisory_xact_lock(ACQUIRE_KEY) IS NOT NULL ELSE false END END
-            OFFSET 0) AS g
+      FROM (SELECT pg_advisory_xact_lock(ACQUIRE_KEY) OFFSET 0) AS g
      ) AS t
 ON CONFLICT (resource) DO UPDATE SET
     count = CASE WHEN l.owner_token = EXCLUDED.owner_token AND l.expires_at > EXCLUDED.acquired_at
@@ -103,12 +82,8 @@ ON CONFLICT (resource) DO UPDATE SET
 WHERE l.owner_token = EXCLUDED.owner_token OR l.expires_at <= EXCLUDED.acquired_at
 RETURNING count, fence)";
   std::string acquire(kAcquire);
-  const auto fill = [&](std::string_view mark, const std::string& key) {
-    for (auto at = acquire.find(mark); at != std::string::npos; at = acquire.find(mark))
-      acquire.replace(at, mark.size(), key);
-  };
-  fill("ACQUIRE_KEY", pg_acquire_key("CAST($1 AS text)"));
-  fill("GATE_KEY", pg_gate_key("CAST($1 AS text)", table));
+  acquire.replace(acquire.find("ACQUIRE_KEY"), std::string_view("ACQUIRE_KEY").size(),
+                  pg_acquire_key("CAST($1 AS text)"));
   d.acquire = expand_table_template(acquire, d.kind, table);
   d.lease_remaining = expand_table_template(
       "SELECT GREATEST(0, CAST(EXTRACT(EPOCH FROM (expires_at - clock_timestamp())) * 1000 AS bigint)) "
