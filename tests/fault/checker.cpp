@@ -66,10 +66,7 @@ class checker {
   }
 
  private:
-  void violation(const std::string& name, const std::string& what) {
-    ++r_.violations[name];
-    if (r_.examples.size() < 20) r_.examples.push_back(name + ": " + what);
-  }
+  void violation(const std::string& name, const std::string& what) { r_.add_violation(name, what); }
   void metric(const std::string& name, std::int64_t v) { r_.metrics[name] = v; }
   void bump(const std::string& name, std::int64_t by = 1) { r_.metrics[name] += by; }
 
@@ -618,6 +615,11 @@ class checker {
 };
 
 }  // namespace
+
+void report::add_violation(const std::string& name, const std::string& what) {
+  ++violations[name];
+  if (examples.size() < 20) examples.push_back(name + ": " + what);
+}
 
 std::int64_t report::total_violations() const {
   std::int64_t n = 0;

@@ -118,6 +118,8 @@ struct report {
   std::map<std::string, std::int64_t> metrics;
   std::vector<std::string> examples;  // a few violations, described
   std::int64_t total_violations() const;
+  // Counts one violation of checker `name`, described by `what` among the first 20 examples.
+  void add_violation(const std::string& name, const std::string& what);
 };
 
 report check(const run_evidence& ev);

@@ -74,10 +74,7 @@ class guard_checker {
     }
   }
 
-  void violation(const std::string& name, const std::string& what) {
-    ++r_.violations[name];
-    if (r_.examples.size() < 20) r_.examples.push_back(name + ": " + what);
-  }
+  void violation(const std::string& name, const std::string& what) { r_.add_violation(name, what); }
 
   std::string describe(const hold_rec& h) const { return describe_hold(h, t0_); }
 

@@ -22,11 +22,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "sqllock/dialect_kind.hpp"
+#include "sqllock/error.hpp"
 #include "sqllock/lease_claim.hpp"
 
 namespace sqllock::test {
@@ -39,7 +41,21 @@ struct guarded_outcome {
   const char* result = "rej";  // ok, lost, rej, unk
   std::int64_t attempted = 0;  // CLOCK_MONOTONIC just before the transaction began
   std::int64_t sent = 0;       // … just before the commit was sent; 0 when it was not
+  // The W line's fields: result, sent, attempted.
+  std::vector<std::string> history_fields() const { return {result, std::to_string(sent), std::to_string(attempted)}; }
 };
+
+// The claim `take` returns (a section's or a set's claim()), taken at the section's start; nullopt
+// when the hold has none, or when claim() throws because the holder was told of a loss already
+// (then the section makes no guarded write).
+template <class Take>
+std::optional<lease_claim> claim_at_start(Take take) {
+  try {
+    return take();
+  } catch (const error&) {
+    return std::nullopt;
+  }
+}
 
 // One worker thread's application connection (made on first use, made again after it broke).
 class guarded_writer {

@@ -31,10 +31,7 @@ class latch_checker {
   };
   using key = std::pair<std::string, std::int64_t>;  // (latch, generation)
 
-  void violation(const std::string& name, const std::string& what) {
-    ++r_.violations[name];
-    if (r_.examples.size() < 20) r_.examples.push_back(name + ": " + what);
-  }
+  void violation(const std::string& name, const std::string& what) { r_.add_violation(name, what); }
   void bump(const std::string& name, std::int64_t by = 1) { r_.metrics[name] += by; }
   static std::string gen_name(const key& k) { return k.first + " generation " + std::to_string(k.second); }
 

@@ -26,10 +26,7 @@ std::string set_of(const std::string& owner) {
 void check_multi(const run_evidence& ev, report& r) {
   const auto k = static_cast<std::size_t>(ev.cfg.names_per_set);
   r.violations["partial-grant"] += 0;
-  const auto violation = [&](const std::string& what) {
-    ++r.violations["partial-grant"];
-    if (r.examples.size() < 20) r.examples.push_back("partial-grant: " + what);
-  };
+  const auto violation = [&](const std::string& what) { r.add_violation("partial-grant", what); };
 
   // Server side: the log's grants per attempt.
   std::map<std::string, std::vector<const grant_row*>> by_set;

@@ -190,11 +190,7 @@ class multi_thread {
                {std::to_string(db_us), std::to_string(u[j]), std::to_string(called), set_id});
     }
     // The set's claim, for one guarded write of every name's g at the end (fault/guarded_write.hpp).
-    std::optional<lease_claim> claim;
-    try {
-      claim = set.claim();
-    } catch (const error&) {  // told of a loss already: no guarded write
-    }
+    const auto claim = claim_at_start([&] { return set.claim(); });
     const auto hold_for = draw_hold(rng_, a_.cfg.lease);
     board_.section_until(a_.slot, mono_ns() + std::chrono::nanoseconds(hold_for).count());
     std::this_thread::sleep_for(hold_for);
@@ -225,8 +221,7 @@ class multi_thread {
     if (claim && counters.size() == picked.size()) {
       const auto w = writer_.write(*claim, counters);
       for (std::size_t j = 0; j < picked.size(); ++j)
-        h_.write('W', vthread(j), mono_ns(), picked[j], fences[j],
-                 {w.result, std::to_string(w.sent), std::to_string(w.attempted)});
+        h_.write('W', vthread(j), mono_ns(), picked[j], fences[j], w.history_fields());
     }
     held_.fetch_sub(1);
     for (std::size_t j = 0; j < picked.size(); ++j) h_.write('Y', vthread(j), mono_ns(), picked[j], fences[j]);

@@ -63,10 +63,7 @@ class queue_checker {
   }
 
  private:
-  void violation(const std::string& name, const std::string& what) {
-    ++r_.violations[name];
-    if (r_.examples.size() < 20) r_.examples.push_back(name + ": " + what);
-  }
+  void violation(const std::string& name, const std::string& what) { r_.add_violation(name, what); }
   void metric(const std::string& name, std::int64_t v) { r_.metrics[name] = v; }
 
   static std::string describe(const hold_rec& h) {

@@ -27,18 +27,13 @@ class queue_section : public test::pooled_section {
   // the hold's claim for a guard (test::lock_section::claim). None when empty.
   queue_section(const database& db, std::int64_t fence, bool write,
                 std::function<std::optional<std::int64_t>()> reenter = {}, std::function<lease_claim()> claim = {})
-      : pooled_section(db, fence), write_(write), reenter_(std::move(reenter)), claim_(std::move(claim)) {}
+      : pooled_section(db, fence, std::move(claim)), write_(write), reenter_(std::move(reenter)) {}
   bool write() const noexcept { return write_; }
   std::optional<std::int64_t> reenter() override { return reenter_ ? reenter_() : std::nullopt; }
-  std::optional<lease_claim> claim() const override {
-    if (!claim_) return std::nullopt;
-    return claim_();
-  }
 
  private:
   bool write_;
   std::function<std::optional<std::int64_t>()> reenter_;
-  std::function<lease_claim()> claim_;
 };
 
 // The owner key of worker thread `thread` of this process: "q<pid>.<thread>".

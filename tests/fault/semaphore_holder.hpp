@@ -23,16 +23,11 @@ namespace sqllock::fault {
 class slot_section : public test::pooled_section {
  public:
   slot_section(const database& db, std::int64_t fence, std::int64_t slot, std::function<lease_claim()> claim = {})
-      : pooled_section(db, fence), slot_(slot), claim_(std::move(claim)) {}
+      : pooled_section(db, fence, std::move(claim)), slot_(slot) {}
   std::int64_t slot() const noexcept { return slot_; }
-  std::optional<lease_claim> claim() const override {
-    if (!claim_) return std::nullopt;
-    return claim_();
-  }
 
  private:
   std::int64_t slot_;
-  std::function<lease_claim()> claim_;
 };
 
 // One semaphore holder per resource (holders[i] of resource_name(i)), over `db`: each hold is a

@@ -110,10 +110,7 @@ class told_checker {
     return "";
   }
 
-  void violation(const std::string& what) {
-    ++r_.violations[kName];
-    if (r_.examples.size() < 20) r_.examples.push_back(std::string(kName) + ": " + what);
-  }
+  void violation(const std::string& what) { r_.add_violation(kName, what); }
 
   std::string when(std::int64_t ns) const { return at_ms(ns, t0_); }
   std::string describe(const hold_rec& h) const { return describe_hold(h, t0_); }

@@ -143,11 +143,7 @@ class worker_thread {
     if (queue_mode) a_fields.emplace_back(reading ? "r" : "w");
     h_.write('A', index_, t_acquired, key, p.fence, a_fields);
     // A leased write hold's claim, for the guarded write at the end (fault/guarded_write.hpp).
-    std::optional<lease_claim> claim;
-    try {
-      if (!reading && g >= 0) claim = s.claim();
-    } catch (const error&) {  // told of a loss already: no guarded write
-    }
+    const auto claim = claim_at_start([&] { return reading || g < 0 ? std::optional<lease_claim>() : s.claim(); });
     if (reenter) {
       try {
         if (const auto inner = s.reenter()) h_.write('N', index_, mono_ns(), key, p.fence, {std::to_string(*inner)});
@@ -195,7 +191,7 @@ class worker_thread {
     if (!p.transactional) h_.write('U', index_, p.unfenced_done, key, p.fence, {unfenced});
     if (claim) {
       const auto w = writer_.write(*claim, {{key, g + 1}});
-      h_.write('W', index_, mono_ns(), key, p.fence, {w.result, std::to_string(w.sent), std::to_string(w.attempted)});
+      h_.write('W', index_, mono_ns(), key, p.fence, w.history_fields());
     }
   }
 

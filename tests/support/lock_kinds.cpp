@@ -214,16 +214,15 @@ class row_section final : public lock_section {
 class object_section final : public pooled_section {
  public:
   object_section(const database& db, lock_object& lock, const lock_capabilities& can)
-      : pooled_section(db, can.fenced ? lock.fence() : -1), lock_(lock), can_(can) {}
+      : pooled_section(db, can.fenced ? lock.fence() : -1,
+                       can.leased ? std::function<lease_claim()>([&lock] { return lock.claim(); })
+                                  : std::function<lease_claim()>()),
+        lock_(lock), can_(can) {}
   std::optional<std::int64_t> reenter() override {
     if (!lock_.try_lock()) return -2;
     const std::int64_t inner = can_.fenced ? lock_.fence() : -1;
     lock_.unlock();
     return inner;
-  }
-  std::optional<lease_claim> claim() const override {
-    if (!can_.leased) return std::nullopt;
-    return lock_.claim();
   }
 
  private:

@@ -128,17 +128,23 @@ class lock_section {
 
 // Statements on a pooled connection of `db`, outside the lock: the object kinds' sections, and
 // those of a peer that holds a lock by other means (the fault harness's rogue lockers) under the
-// fence `fence` (-1: none).
+// fence `fence` (-1: none). `claim` takes the hold's claim (lock_section::claim); none when empty.
 class pooled_section : public lock_section {
  public:
-  explicit pooled_section(const database& db, std::int64_t fence = -1) : db_(db), fence_(fence) {}
+  explicit pooled_section(const database& db, std::int64_t fence = -1, std::function<lease_claim()> claim = {})
+      : db_(db), fence_(fence), claim_(std::move(claim)) {}
   detail::result exec(const std::string& statement, const std::vector<detail::value>& params) override;
   bool transactional() const override { return false; }
   std::int64_t fence() const override { return fence_; }
+  std::optional<lease_claim> claim() const override {
+    if (!claim_) return std::nullopt;
+    return claim_();
+  }
 
  private:
   const database& db_;
   std::int64_t fence_;
+  std::function<lease_claim()> claim_;
 };
 
 // How the release at the end of a hold went: released (for scoped kinds: committed), not held any
