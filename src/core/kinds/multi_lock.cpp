@@ -1,19 +1,18 @@
 // sqllock::multi_lock: several lock rows taken all or none per attempt. SQL lives in the dialect
 // (dialect/multi_lock_sql.*) and runs through multi_store; releases, renewal, loss and orphan
 // cleanup are table_lock's own (table_store, lease_registry): every name is an ordinary lock row
-// with a lease slot per (name, owner), so a table_lock of the same name and owner shares it.
+// with a lease slot per (name, owner), so a table_lock of the same name and owner shares it. The
+// levels of a set, and its release, live in core/lease/lease_set_levels; this file has the attempt.
 #include "sqllock/multi_lock.hpp"
 
 #include <algorithm>
-#include <exception>
-#include <mutex>
 
 #include "core/handle/clock.hpp"
 #include "core/handle/database_impl.hpp"
-#include "core/hold/joined_loss.hpp"
 #include "core/kinds/multi_lock_names.hpp"
 #include "core/lease/lease_claim.hpp"
 #include "core/lease/lease_grant.hpp"
+#include "core/lease/lease_set_levels.hpp"
 #include "core/lease/multi_store.hpp"
 #include "core/hold/ownership.hpp"
 #include "core/wait/retry_wait.hpp"
@@ -22,30 +21,6 @@
 
 namespace sqllock {
 namespace detail {
-namespace {
-
-bool same_parts(const std::vector<lease_hold>& a, const std::vector<lease_hold>& b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const lease_hold& x, const lease_hold& y) {
-    return x.slot == y.slot && x.generation == y.generation;
-  });
-}
-
-// What one owner's levels live on: a part per name (in name order) and their joined loss signal.
-struct multi_hold {
-  std::vector<lease_hold> parts;
-  std::shared_ptr<joined_loss> loss;
-};
-
-bool same_hold(const multi_hold& a, const multi_hold& b) { return same_parts(a.parts, b.parts); }
-
-std::vector<std::stop_token> loss_tokens(const std::vector<lease_hold>& parts, const lease_registry& registry) {
-  std::vector<std::stop_token> out;
-  out.reserve(parts.size());
-  for (const auto& p : parts) out.push_back(registry.view(*p.slot).stop);
-  return out;
-}
-
-}  // namespace
 
 class multi_lock_state {
  public:
@@ -53,13 +28,9 @@ class multi_lock_state {
       : db_(db), impl_(database_access::impl(db)), names_(checked_names(std::move(names), options.ttl)),
         options_(std::move(options)),
         who_("multi_lock_options", describe_names(names_), options_.owner, options_.on_unlock_error),
-        sql_(multi_lock_statements(impl_.dialect(), db_.table(), names_.size())) {}
+        sql_(multi_lock_statements(impl_.dialect(), db_.table(), names_.size())), levels_(impl_, names_, who_, this) {}
 
-  ~multi_lock_state() {
-    release_everything(
-        levels_, who_, [&](const std::string& owner, std::size_t) { release_as(owner); },
-        [&](const std::string& owner) { abandon(owner); });
-  }
+  ~multi_lock_state() { levels_.release_everything(); }
 
   bool attempt() {
     const std::string owner = current_owner();
@@ -104,31 +75,7 @@ class multi_lock_state {
       if (!taken) return false;
     }
 
-    std::vector<lease_hold> parts;
-    parts.reserve(names_.size());
-    for (std::size_t i = 0; i < names_.size(); ++i)
-      parts.push_back(
-          {slots[i], registry.record_acquired(*slots[i], (*taken)[i], options_.ttl, options_.auto_renew, sent)});
-    const auto current = levels_.find(owner);
-    multi_hold hold{std::move(parts), nullptr};
-    hold.loss = current && same_hold(current->hold, hold)
-                    ? current->hold.loss
-                    : std::make_shared<joined_loss>(loss_tokens(hold.parts, registry));
-    const auto recorded = levels_.add(owner, hold, 0, same_hold);
-    if (recorded.is_new)
-      for (const auto& name : names_)
-        registry.pin(name, owner, lock_rows_store());  // the object keeps the slots while it holds them
-    if (recorded.replaced) {                           // an earlier hold of ours here was lost
-      forget_levels(owner, *current, hold);
-      let_go(*recorded.replaced);
-    }
-    if (recorded.is_new && options_.on_lost) {
-      // Every name's signal may fire; the user hears of the hold's loss once.
-      for (const auto& p : hold.parts)
-        p.slot->loss.set(this, [loss = hold.loss, on_lost = options_.on_lost] {
-          if (loss->first_report()) on_lost();
-        });
-    }
+    levels_.record(owner, slots, *taken, options_.ttl, options_.auto_renew, sent, options_.on_lost);
     return true;
   }
 
@@ -162,80 +109,10 @@ class multi_lock_state {
                        std::move(stop));
   }
 
-  void release_as(const std::string& owner) {
-    auto& registry = impl_.registry();
-    const auto mine = levels_.find(owner);
-    if (!mine) throw not_held(who_.not_held_message(levels_.others_hold(owner)));
-    const auto& parts = mine->hold.parts;
-    std::vector<std::shared_ptr<lease_slot>> slots;
-    for (const auto& p : parts) slots.push_back(p.slot);
-    const auto ops = take_turns(slots);
-    bool lost = false;
-    bool released = false;  // some name was given back
-    std::exception_ptr failure;
-    // A name whose release failed is given up like a lost one: renewal stops, and if the row is
-    // still there the renewal thread deletes it (by owner and fence) as an orphan. The other names
-    // are released; release() throws the first failure.
-    const auto give_up = [&](lease_slot& s) {
-      if (!failure) failure = std::current_exception();
-      registry.mark_lost(s);
-    };
-    for (std::size_t k = parts.size(); k-- > 0;) {  // reverse name order
-      lease_slot& slot = *parts[k].slot;
-      const auto view = registry.view(slot);
-      if (!view.held || view.generation != parts[k].generation) {
-        lost = true;  // its row is not ours any more: nothing to send
-        continue;
-      }
-      const releasing_scope releasing(registry, slot);
-      try {
-        auto conn = impl_.borrow();
-        if (table_store(*conn, impl_.sql()).release(names_[k], owner, view.fence, view.depth)) {
-          registry.record_released(slot);
-          released = true;
-        } else {
-          registry.mark_lost(slot);  // taken over (or released by force)
-          lost = true;
-        }
-      } catch (const outcome_unknown&) {
-        give_up(slot);
-      } catch (const std::exception&) {
-        // Nothing given back or lost yet, and nothing changed (no connection, a refused statement):
-        // the set is held as it was, still renewed, for another release (release_level's rule).
-        if (!released && !lost) throw;
-        give_up(slot);
-      }
-    }
-    drop_one(owner);
-    if (failure) std::rethrow_exception(failure);
-    if (lost)
-      throw not_held(who_.lost_before_release(
-          "the lease of a name expired and it may have been taken over, or it was released by force; the other names "
-          "were released"));
-  }
+  void release_as(const std::string& owner) { levels_.release(owner); }
 
   // The calling owner's hold as the registry sees it now.
-  struct set_view {
-    bool recorded = false;  // the owner has levels here (held, or lost and not yet released)
-    bool held = false;      // every part is held
-    std::vector<hold_view> parts;
-    std::shared_ptr<joined_loss> loss;
-  };
-  set_view current() const {
-    const auto mine = levels_.find(current_owner());
-    set_view v;
-    if (!mine) return v;
-    v.recorded = true;
-    v.held = true;
-    v.loss = mine->hold.loss;
-    for (const auto& p : mine->hold.parts) {
-      auto part = impl_.registry().view(*p.slot);
-      if (part.generation != p.generation) part.held = false;
-      v.held = v.held && part.held;
-      v.parts.push_back(std::move(part));
-    }
-    return v;
-  }
+  lease_set_levels::set_view current() const { return levels_.current(current_owner()); }
 
   const std::vector<std::string>& names() const noexcept { return names_; }
   const ownership& who() const noexcept { return who_; }
@@ -247,17 +124,9 @@ class multi_lock_state {
   // The owner token of the calling thread (or of the explicit owner key): the same as a
   // table_lock of this handle gives the same owner, so the two re-enter each other's rows.
   std::string current_owner() const { return impl_.registry().session() + "/" + who_.owner(); }
-  std::int64_t levels() const { return levels_.count(current_owner(), 0); }
+  std::int64_t levels() const { return levels_.count(current_owner()); }
 
  private:
-  // Locks the slots' op mutexes in the slots' (name) order.
-  static std::vector<std::unique_lock<std::mutex>> take_turns(const std::vector<std::shared_ptr<lease_slot>>& slots) {
-    std::vector<std::unique_lock<std::mutex>> ops;
-    ops.reserve(slots.size());
-    for (const auto& s : slots) ops.emplace_back(s->op);
-    return ops;
-  }
-
   // Undoes one attempt's grant, in reverse name order: each name's level is released, and the
   // `whole` names' rows are deleted whatever their count. Its callers mark the names' holds lost
   // when it throws (undo_or_mark_lost).
@@ -268,60 +137,13 @@ class multi_lock_state {
       store.release(names_[k], owner, got[k].fence, whole[k] ? 1 : got[k].count);
   }
 
-  // The owner's hold `old` (with its levels) was lost and is replaced by `now`: its levels died
-  // with it. But a name it did not lose is part of both (same slot, same generation), and its row
-  // still counts the dead levels: give those back, or the row would outlive the new hold. A name
-  // that cannot be given back is marked lost (its row is then deleted as an orphan).
-  void forget_levels(const std::string& owner, const owner_levels<multi_hold>::entry& old, const multi_hold& now) {
-    auto& registry = impl_.registry();
-    for (std::size_t i = 0; i < now.parts.size(); ++i) {
-      const auto& part = now.parts[i];
-      if (old.hold.parts[i].slot != part.slot || old.hold.parts[i].generation != part.generation) continue;
-      try {
-        for (std::int64_t level = 0; level < old.total(); ++level) {
-          const auto view = registry.view(*part.slot);
-          if (view.depth <= 1) break;  // only the new level is left: never delete its row here
-          auto conn = impl_.borrow();
-          if (!table_store(*conn, impl_.sql()).release(names_[i], owner, view.fence, view.depth)) {
-            registry.mark_lost(*part.slot);
-            break;
-          }
-          registry.record_released(*part.slot);
-        }
-      } catch (const std::exception&) {
-        registry.mark_lost(*part.slot);
-      }
-    }
-  }
-
-  // Gives up the owner's hold locally after a failed release: renewal stops, and the watchdog
-  // deletes the rows still there as orphans.
-  void abandon(const std::string& owner) {
-    if (const auto mine = levels_.find(owner))
-      for (const auto& p : mine->hold.parts) impl_.registry().forget(*p.slot);
-    drop(owner);
-  }
-  void drop_one(const std::string& owner) {
-    if (auto hold = levels_.drop_one(owner, 0)) let_go(*hold);
-  }
-  void drop(const std::string& owner) {
-    if (auto hold = levels_.drop(owner)) let_go(*hold);
-  }
-  // The object no longer keeps these slots.
-  void let_go(const multi_hold& hold) {
-    for (const auto& p : hold.parts) {
-      p.slot->loss.clear(this);
-      impl_.registry().unpin(p.slot);
-    }
-  }
-
   database db_;  // keeps the handle (and its watchdog) alive while this lock exists
   database_impl& impl_;
   const std::vector<std::string> names_;  // sorted by bytes
   multi_lock_options options_;
   const ownership who_;
   std::shared_ptr<const multi_lock_sql> sql_;
-  owner_levels<multi_hold> levels_;
+  lease_set_levels levels_;
 };
 
 }  // namespace detail

@@ -1,8 +1,8 @@
 // Giving back one level of a hold on a lease slot, with the kind's own statement passed in: the
 // release rule of table_lock, fair_lock and rw_lock (through lease_levels) and of a semaphore's
-// permit. A multi_lock keeps a rule of its own for a set (multi_lock.cpp, release_as): a name whose
-// release fails once others were released is given up, and the set with it; its first name follows
-// this rule.
+// permit. A multi_lock keeps a rule of its own for a set (lease_set_levels.hpp, release): a name
+// whose release fails once others were released is given up, and the set with it; the first name
+// it sends (the last by name order) follows this rule.
 #pragma once
 
 #include "core/lease/lease_registry.hpp"
