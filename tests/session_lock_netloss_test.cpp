@@ -337,10 +337,11 @@ TEST_P(SessionLockNetlossTest, TheServerEndsASilentHoldersSessionOnlyAfterTheHol
   std::this_thread::sleep_for(100ms);
 }
 
-// MariaDB's wait_timeout would end an idle pooled connection too: it goes back to the pool with
-// the server's own value. (PostgreSQL's keepalive settings stay: harmless while the process
-// lives, since its kernel answers the probes, and every pin sets its own.)
-TEST_P(SessionLockNetlossTest, ANamedLocksConnectionGoesBackToThePoolWithTheServersWaitTimeout) {
+// MariaDB's wait_timeout would end an idle pooled connection too: the pool never hands out a
+// connection with a session lock's short value (the session registry keeps such connections for
+// its next pin). (PostgreSQL's keepalive settings stay: harmless while the process lives, since
+// its kernel answers the probes, and every pin sets its own.)
+TEST_P(SessionLockNetlossTest, ThePoolNeverHandsOutANamedLocksShortWaitTimeout) {
   if (GetParam().dialect != dialect_kind::mysql) GTEST_SKIP() << "MySQL/MariaDB only";
   database_options o;
   o.pool_size = 1;  // the statements below reuse the lock's connection

@@ -61,6 +61,8 @@ session_registry::~session_registry() {
   closing_ = true;
   sync_->work.notify_all();
   sync_->changed.wait(lock, [&] { return pingers_ == 0; });
+  // Their server limit is still set: not for the pool.
+  for (auto& l : limited_idle_) discard(l.conn);
 }
 
 std::shared_ptr<pinned_session> session_registry::insert(const std::string& owner, pooled_connection conn,
@@ -81,19 +83,26 @@ std::shared_ptr<pinned_session> session_registry::pin(const std::string& owner, 
     }
   }
   // Connecting may take a while: not under the mutex. Another user of the same owner may have
-  // pinned a session meanwhile; then this connection goes straight back to the pool.
-  std::optional<pooled_connection> conn(impl_.borrow());
-  std::lock_guard lock(mu_);
-  if (auto it = sessions_.find(owner); it != sessions_.end()) {
+  // pinned a session meanwhile; then this connection goes straight back to where it came from.
+  limited_connection taken = take_connection();
+  std::shared_ptr<pinned_session> existing;
+  {
+    std::lock_guard lock(mu_);
+    auto it = sessions_.find(owner);
+    if (it == sessions_.end()) return insert(owner, std::move(taken.conn), keepalive);
     ++it->second->users;
     it->second->keepalive = std::min(it->second->keepalive, keepalive);
-    return it->second;
+    existing = it->second;
   }
-  return insert(owner, std::move(*conn), keepalive);
+  // A connection whose server limit is set is kept for another pin, or closed: not for the pool.
+  std::optional<pooled_connection> unused(std::move(taken.conn));
+  if (taken.limit > std::chrono::seconds::zero() && !keep_limited(unused, taken.limit, taken.idle_since))
+    discard(*unused);
+  return existing;
 }
 
 std::shared_ptr<pinned_session> session_registry::pin_private(std::chrono::milliseconds keepalive) {
-  pooled_connection conn = impl_.borrow();
+  pooled_connection conn = std::move(take_connection().conn);
   std::lock_guard lock(mu_);
   return insert("x:" + std::to_string(++next_private_), std::move(conn), keepalive);
 }
@@ -130,11 +139,50 @@ void session_registry::unpin(const std::shared_ptr<pinned_session>& s) noexcept 
     if (s->dirty)
       for (const auto& statement : session_reset_statements(impl_.dialect())) (*idle)->exec_direct(statement);
     s->dirty = false;
-    if (!s->server_limit_reset.empty()) (*idle)->exec_direct(s->server_limit_reset);
+    if (!s->server_limit_reset.empty()) {
+      if (keep_limited(idle, s->server_limit, clock_.now())) return;
+      const connection* c = &**idle;
+      (*idle)->exec_direct(s->server_limit_reset);
+      std::lock_guard lock(mu_);
+      kept_limits_.erase(c);
+    }
     s->server_limit_reset.clear();
   } catch (const std::exception&) {
     if (!(*idle)->broken()) discard(*idle);
   }
+}
+
+bool session_registry::keep_limited(std::optional<pooled_connection>& conn, std::chrono::seconds limit,
+                                    std::chrono::steady_clock::time_point idle_since) {
+  if ((*conn)->broken()) return false;
+  std::lock_guard lock(mu_);
+  if (closing_ || limited_idle_.size() >= impl_.options().pool_size) return false;
+  limited_idle_.push_back({std::move(*conn), limit, idle_since});
+  conn.reset();
+  return true;
+}
+
+session_registry::limited_connection session_registry::take_connection() {
+  std::vector<limited_connection> stale;  // discarded outside the mutex
+  std::optional<limited_connection> found;
+  {
+    std::lock_guard lock(mu_);
+    const auto now = clock_.now();
+    const auto fresh = [&](const limited_connection& l) { return now - l.idle_since < l.limit / 2; };
+    if (!limited_idle_.empty() && fresh(limited_idle_.back())) {
+      found.emplace(std::move(limited_idle_.back()));
+      limited_idle_.pop_back();
+    }
+    // The others idle longer: those past half their limit go.
+    std::erase_if(limited_idle_, [&](limited_connection& l) {
+      if (fresh(l)) return false;
+      stale.push_back(std::move(l));
+      return true;
+    });
+  }
+  for (auto& l : stale) discard(l.conn);
+  if (found) return std::move(*found);
+  return {impl_.borrow(), std::chrono::seconds::zero(), {}};
 }
 
 void session_registry::limit_server_wait(pinned_session& s) {
@@ -148,23 +196,23 @@ void session_registry::limit_server_wait(pinned_session& s) {
   const auto sql = dead_peer_limit_statements(impl_.spec(), limit);
   if (!sql) return;
   connection& c = **s.conn;
-  const bool kept = sql->reset.empty();  // the setting stays with the pooled connection
-  if (kept) {
-    if (c.session_tag.empty()) c.session_tag = random_token();
+  if (c.session_tag.empty()) c.session_tag = random_token();
+  // Set from here on, and undone (MySQL) when the connection goes back to the pool: also when the
+  // statement below fails midway.
+  s.server_limit_reset = sql->reset;
+  s.server_limit = limit;
+  {
     std::lock_guard lock(mu_);
     const auto it = kept_limits_.find(&c);
     if (it != kept_limits_.end() && it->second.tag == c.session_tag && it->second.limit == limit) return;
     kept_limits_.erase(&c);  // until the statement below succeeds
   }
-  s.server_limit_reset = sql->reset;  // also when the statement fails midway
   const std::vector<value> params(sql->params.begin(), sql->params.end());
   c.exec(sql->set, params);
-  if (kept) {
-    std::lock_guard lock(mu_);
-    // Records of connections closed since are never looked up again; keep the map small.
-    if (kept_limits_.size() >= 4 * impl_.options().pool_size + 16) kept_limits_.clear();
-    kept_limits_[&c] = {c.session_tag, limit};
-  }
+  std::lock_guard lock(mu_);
+  // Records of connections closed since are never looked up again; keep the map small.
+  if (kept_limits_.size() >= 4 * impl_.options().pool_size + 16) kept_limits_.clear();
+  kept_limits_[&c] = {c.session_tag, limit};
 }
 
 use_wait session_registry::lock_use(pinned_session& s, std::unique_lock<std::timed_mutex>& use,

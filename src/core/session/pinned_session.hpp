@@ -90,6 +90,7 @@ struct pinned_session {
   // limit_server_wait), and the statement that undoes it before the pool gets it back ("": none).
   bool server_limited = false;
   std::string server_limit_reset;
+  std::chrono::seconds server_limit{0};  // the limit set, when server_limit_reset is not empty
 
   // Guarded by the registry's mutex.
   int users = 0;           // operations in progress on this session
@@ -159,7 +160,8 @@ class session_registry {
   // One more user of a session the caller already knows (e.g. to release a level on it).
   void pin_existing(pinned_session& s);
   // One user fewer. A session with no users and no holds leaves the registry and its connection
-  // goes back to the pool — after a reset when dirty, closed when that fails. The caller must not
+  // goes back to the pool — after a reset when dirty, closed when that fails; one whose dead-peer
+  // limit needs undoing is first kept for the next pin (limited_idle_), else undone. The caller must not
   // hold s.use. Returns at once while other users remain, and for a lost session even while a hung
   // ping still holds s.use.
   void unpin(const std::shared_ptr<pinned_session>& s) noexcept;
@@ -172,7 +174,8 @@ class session_registry {
                     std::optional<std::chrono::steady_clock::time_point> deadline, const std::stop_token& stop = {});
 
   // Sets the server's dead-peer limit (server_dead_peer_limit of its keepalive) on the session's
-  // connection, once per session; the caller holds s.use and s.conn is set. Throws like a
+  // connection, once per session, and not at all when the connection has it already (kept from an
+  // earlier session); the caller holds s.use and s.conn is set. Throws like a
   // statement (connection_error when the connection is dead).
   void limit_server_wait(pinned_session& s);
 
@@ -222,14 +225,33 @@ class session_registry {
   wake_schedule schedule_;
   std::map<std::string, std::shared_ptr<pinned_session>> sessions_;  // live sessions by owner
   std::uint64_t next_private_ = 0;
-  // The dead-peer limit kept on pooled connections (PostgreSQL: it needs no reset), by connection
-  // and its session_tag — a new connection at a reused address has another tag — so that a
-  // lock/unlock loop sets it once per connection, not once per pin. Guarded by mu_.
+  // The dead-peer limit set on connections — pooled ones (PostgreSQL: it needs no reset) and
+  // limited_idle_ ones (MySQL) — by connection and its session_tag (a new connection at a reused
+  // address has another tag), so that a lock/unlock loop sets it once per connection, not once
+  // per pin. Guarded by mu_.
   struct server_limit_record {
     std::string tag;
     std::chrono::seconds limit;
   };
   std::map<const connection*, server_limit_record> kept_limits_;
+  // Connections whose dead-peer limit must be undone before the pool may have them (MySQL's
+  // wait_timeout, which would end any other user's idle session): kept here between pins instead,
+  // with their limit and since when they idle, so that a lock/unlock loop neither sets nor resets
+  // it each cycle. The server ends such a connection once it idles for its limit: one is reused
+  // only within half of that, and discarded after. At most the pool's size. Guarded by mu_.
+  struct limited_connection {
+    pooled_connection conn;
+    std::chrono::seconds limit;
+    std::chrono::steady_clock::time_point idle_since;
+  };
+  std::vector<limited_connection> limited_idle_;
+  // A connection for a new session: the most recent limited idle one still well inside its limit,
+  // or a pooled one (limit 0). Throws connection_error when none can be had.
+  limited_connection take_connection();
+  // Keeps a connection whose server limit is still set, idle since `idle_since`, for the next pin;
+  // false, with `conn` untouched, when it is broken, the registry closes, or enough are kept.
+  bool keep_limited(std::optional<pooled_connection>& conn, std::chrono::seconds limit,
+                    std::chrono::steady_clock::time_point idle_since);
   // Pings waiting for a pinger, and the pinger threads (detached; counted so the destructor can
   // wait for them — a written-off one no longer counts). Guarded by mu_.
   std::deque<std::shared_ptr<pinned_session>> due_;
