@@ -25,6 +25,8 @@ p.add_argument("--plots", required=True)
 p.add_argument("--quick", default="0")
 p.add_argument("--seconds", default="3")
 p.add_argument("--peer-version", default="?")
+# --only scale: rewrite only the scale section of --out (scripts/bench.sh --only scale).
+p.add_argument("--only", default="", choices=["", "scale"])
 args = p.parse_args()
 W = args.work
 
@@ -39,7 +41,7 @@ def load_bench(path):
     return data.get("context", {}), out
 
 
-context, B = load_bench(f"{W}/bench.json")
+context, B = ({}, {}) if args.only == "scale" else load_bench(f"{W}/bench.json")
 for path in glob.glob(f"{W}/memory-*.json"):
     B.update(load_bench(path)[1])
 # Cases run more than once (the alternating cycle runs): keep the run with the most cycles/s.
@@ -106,6 +108,203 @@ def against_raw(s, r, cpu=True):
 def error_note(name):
     return f" error: {err(name)}" if err(name) else ""
 
+
+# ---- issue 26: one hot name, many processes (sqllock_contention); also written alone (--only scale)
+SCALE_HEADING = "## One hot name: many processes"
+SCALE_PATHS = (("direct", "Directly connected"), ("pgbouncer", "Through PgBouncer (transaction mode, pool of 20, `?prepare=off`)"))
+
+
+def load_scale():
+    """The runs of sqllock_contention, by (path, names, kind, N); a later run of the same replaces an earlier."""
+    runs = {}
+    try:
+        for line in open(f"{W}/scale/results.jsonl"):
+            if line.strip():
+                r = json.loads(line)
+                runs[(r["label"], r["names"], r["kind"], r["processes"])] = r
+    except OSError:
+        pass
+    return runs
+
+
+def fms(x):
+    return "—" if x is None else (f"{x:,.0f}" if x >= 100 else f"{x:.2f}")
+
+
+def scale_section():
+    """The lines of the scale section: a table per path for one hot name, one for a name per process,
+    the issue's targets, from {W}/scale/results.jsonl (one JSON object per run)."""
+    runs = load_scale()
+    out = [SCALE_HEADING, ""]
+    o = out.append
+    if not runs:
+        o("Not run in this report (`scripts/bench.sh --only scale` runs it alone).")
+        o("")
+        return out
+    ns = sorted({k[3] for k in runs})
+    kinds = [k for k in ("table", "semaphore", "fair", "rw", "xact") if any(r[2] == k for r in runs)]
+    commit = open(f"{W}/scale/commit").read().strip() if os.path.exists(f"{W}/scale/commit") else "?"
+    loads = [r["load_avg"][0] for r in runs.values() if r.get("load_avg") and r["load_avg"][0] is not None]
+    model = "?"
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    seconds = sorted({r["seconds"] for r in runs.values()})
+    o(f"Measured {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} at commit `{commit}` "
+      f"on {os.cpu_count()} CPUs ({model}) shared by the client processes, PgBouncer and PostgreSQL "
+      "(all on 127.0.0.1)" + (f"; 1-minute load average at the start of the runs {min(loads):.1f}–{max(loads):.1f}" if loads else "")
+      + (" (the machine was shared with other work: expect noise)" if loads and max(loads) > 1.5 else "")
+      + ". `scripts/bench.sh --only scale` reruns this section alone and rewrites it here.")
+    o("")
+    o("`sqllock_contention` (`bench/contention/`) forks N processes; each opens its own `sqllock::database` "
+      "(pool of 2 connections) and, from a common start, for " + " / ".join(f"{s:g}" for s in seconds) + " s loops "
+      "`try_lock_for(1 s)`, holds 2 ms, releases. Kinds: `table_lock`, `semaphore` of 1 permit, `fair_lock`, and "
+      "**xact**, the database's own queue as the floor: `try_with_advisory_xact_lock_for(1 s)` on the same name "
+      "(it waits in the server and costs no write). **÷ xact** is grants/s against xact at the same N and path. "
+      "Hand-off: from a holder starting its release to the next grant of the name. "
+      "Transactions per grant: `pg_stat_database` (commits + rollbacks of the clients' database) over the whole run "
+      "divided by every grant of the run; in brackets the transactions that wrote (transaction ids assigned). "
+      "Statements per grant: `pg_stat_statements`, BEGIN and COMMIT included. Worst overrun: the latest return of "
+      "a `try_lock_for` past its 1 s deadline. Peak connections: the clients' server backends, sampled every 100 ms; "
+      "`SELECT 1`: an unrelated connection every 20 ms during the run. PG CPU: the server's processes, in cores.")
+    o("")
+    for path, title in SCALE_PATHS:
+        if not any(k[0] == path for k in runs):
+            continue
+        o(f"### {title}: one name")
+        o("")
+        o("| kind | N | grants/s | **÷ xact** | got the lock | hand-off p50 / p99 ms | transactions (writes) / grant | "
+          "statements / grant | worst overrun ms | errors | peak server conns | `SELECT 1` p99 ms | PG CPU |")
+        o("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for n in ns:
+            floor = runs.get((path, "one", "xact", n), {}).get("grants_per_s")
+            for kind in kinds:
+                r = runs.get((path, "one", kind, n))
+                if not r:
+                    continue
+                s_ = r.get("server", {})
+                errs = ", ".join(f"{t} {c}" for t, c in r["errors_by_type"].items()) or "none"
+                if r.get("hung"):
+                    errs += f", {r['hung']} hung"
+                if r.get("overlaps"):
+                    errs += f", **{r['overlaps']} overlaps**"
+                tx, wtx = s_.get("transactions_per_grant"), s_.get("write_transactions_per_grant")
+                o(f"| {kind} | {n:,} | {f1(r['grants_per_s'])} | **{f2(ratio(r['grants_per_s'], floor))}** | "
+                  f"{r['processes_granted']}/{n} | {fms(r['handoff_p50_ms'])} / {fms(r['handoff_p99_ms'])} | "
+                  f"{f1(tx)} ({f1(wtx)}) | {f1(s_.get('statements_per_grant'))} | {f1(r['worst_overrun_ms'])} | {errs} | "
+                  f"{s_.get('peak_connections', '—')} | {fms(s_.get('select1_p99_ms'))} | {f2(s_.get('cpu_cores'))} |")
+        o("")
+    if any(k[1] == "each" for k in runs):
+        o("### A name per process (no contention)")
+        o("")
+        o("The same loop, each process on a name of its own: what N processes get when they do not contend.")
+        o("")
+        head, rule = "| kind | N |", "|---|---|"
+        for path, _ in SCALE_PATHS:
+            head += f" {path} grants/s | ÷ xact | transactions (writes) / grant |"
+            rule += "---|---|---|"
+        o(head)
+        o(rule)
+        for n in ns:
+            for kind in kinds:
+                cells = ""
+                for path, _ in SCALE_PATHS:
+                    r = runs.get((path, "each", kind, n), {})
+                    s_ = r.get("server", {})
+                    floor = runs.get((path, "each", "xact", n), {}).get("grants_per_s")
+                    cells += (f" {f0(r.get('grants_per_s'))} | {f2(ratio(r.get('grants_per_s'), floor))} | "
+                              f"{f1(s_.get('transactions_per_grant'))} ({f1(s_.get('write_transactions_per_grant'))}) |")
+                o(f"| {kind} | {n:,} |{cells}")
+        o("")
+    if matplotlib:
+        o("![Grants per second against N, one hot name](bench-scale.png)")
+        o("")
+    # The issue's targets, as far as these runs measure them.
+    o("### Targets (issue 26)")
+    o("")
+    o("| target | measured | met? |")
+    o("|---|---|---|")
+    big = [n for n in ns if n >= 512]
+    hot = ("table", "semaphore", "fair")
+    if big:
+        cells, ok = [], True
+        for path, _ in SCALE_PATHS:
+            for kind in hot:
+                for n in big:
+                    q = ratio(runs.get((path, "one", kind, n), {}).get("grants_per_s"),
+                              runs.get((path, "one", "xact", n), {}).get("grants_per_s"))
+                    cells.append(f"{kind}/{path}/{n} {f2(q)}")
+                    ok = ok and q is not None and q >= 0.5
+        o(f"| hot-name grants/s ≥ 0.5 × xact at 512 and 2,000 | {', '.join(cells)} | {'yes' if ok else 'no'} |")
+        cells, ok = [], True
+        for path, _ in SCALE_PATHS:
+            for kind in hot:
+                def per(n):
+                    s_ = runs.get((path, "one", kind, n), {}).get("server", {})
+                    return s_.get("statements_per_grant") or s_.get("transactions_per_grant")
+                q = ratio(per(max(big)), per(min(ns)))
+                cells.append(f"{kind}/{path} {f1(q)} ×")
+                ok = ok and q is not None and q <= 2
+        o(f"| statements per grant at {max(big):,} ≤ 2 × at {min(ns)} | {', '.join(cells)} | {'yes' if ok else 'no'} |")
+        p99 = [runs.get((path, "one", kind, max(big)), {}).get("server", {}).get("select1_p99_ms")
+               for path, _ in SCALE_PATHS for kind in kinds]
+        p99 = [x for x in p99 if x is not None]
+        o(f"| unrelated `SELECT 1` p99 ≤ 100 ms during the {max(big):,}-process runs | worst {fms(max(p99) if p99 else None)} ms | "
+          f"{'yes' if p99 and max(p99) <= 100 else 'no'} |")
+    else:
+        o("| hot-name grants/s ≥ 0.5 × xact at 512 and 2,000; statements per grant at 2,000 ≤ 2 × at 8; "
+          "`SELECT 1` p99 ≤ 100 ms at 2,000 | not measured: the long form (`scripts/bench.sh --scale-long`) runs N = 512 "
+          "and 2,000 | — |")
+    worst = max((r["worst_overrun_ms"] for r in runs.values()), default=None)
+    o(f"| `try_lock_for(d)` returns within d + 1 s at every N | worst overrun {f1(worst)} ms over N = "
+      f"{', '.join(f'{n:,}' for n in ns)} | {'yes' if worst is not None and worst <= 1000 else 'no'} |")
+    o("| uncontended cycles, 512 names, ≥ 0.9 × without NOTIFY | not measured by this section | — |")
+    o("")
+    return out
+
+
+def scale_plot():
+    if not matplotlib:
+        return
+    runs = load_scale()
+    paths = [p for p, _ in SCALE_PATHS if any(k[0] == p and k[1] == "one" for k in runs)]
+    if not paths:
+        return
+    fig, axes = plt.subplots(1, len(paths), figsize=(5 * len(paths), 3.5), squeeze=False)
+    for ax, path in zip(axes[0], paths):
+        for kind in ("table", "semaphore", "fair", "rw", "xact"):
+            pts = sorted((k[3], r["grants_per_s"]) for k, r in runs.items() if k[:3] == (path, "one", kind))
+            if pts:
+                ax.plot([n for n, _ in pts], [max(g, 0.01) for _, g in pts], marker="o", label=kind)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("processes on one name")
+        ax.set_ylabel("grants/s")
+        ax.set_title(path)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(args.plots, "bench-scale.png"), dpi=100)
+
+
+def replace_section(path, lines):
+    """Rewrites the scale section of an existing report in place (or adds it before the targets)."""
+    text = open(path).read().split("\n") if os.path.exists(path) else []
+    if SCALE_HEADING in text:
+        start = text.index(SCALE_HEADING)
+        end = next((i for i in range(start + 1, len(text)) if text[i].startswith("## ")), len(text))
+    else:
+        start = next((i for i, t in enumerate(text) if t in ("## Targets (issue 6)", "## Reproduce")), len(text))
+        end = start
+    text[start:end] = lines
+    with open(path, "w") as f:
+        f.write("\n".join(text).rstrip("\n") + "\n")
+
+
+if args.only == "scale":
+    replace_section(args.out, scale_section())
+    scale_plot()
+    raise SystemExit(0)
 
 # ---- external baselines
 pgbench = {}
@@ -616,6 +815,8 @@ if p50 and cpu_us:
       "share two cores.")
 w("")
 
+L.extend(scale_section())
+
 # ---- targets
 w("## Targets (issue 6)")
 w("")
@@ -683,7 +884,8 @@ if os.path.exists(notes):
 w("## Reproduce")
 w("")
 w("```sh")
-w("./scripts/bench.sh           # full run, about 20 minutes; --quick for a few minutes")
+w("./scripts/bench.sh           # full run, about 25 minutes; --quick for a few minutes")
+w("./scripts/bench.sh --only scale   # only the scale section, about 10 minutes; --scale-long adds N = 512, 2,000")
 w("```")
 w("")
 w("It installs what it needs (`scripts/install-deps.sh --bench`), builds Release in "
@@ -723,3 +925,4 @@ if matplotlib:
     ax.legend()
     fig.tight_layout()
     fig.savefig(os.path.join(args.plots, "bench-table-size.png"), dpi=100)
+    scale_plot()

@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
 # Runs every benchmark in one go and writes docs/benchmarks.md (and docs/bench-*.png).
 #
-#   scripts/bench.sh            the full run (about 20 minutes on 2 cores)
+#   scripts/bench.sh            the full run (about 25 minutes on 2 cores, 6 of them the scale section)
 #   scripts/bench.sh --quick    a smoke run of a few minutes: 1 s phases, at most 100k rows
 #   scripts/bench.sh --no-install   skip scripts/install-deps.sh --bench
+#   scripts/bench.sh --only scale   only the scale section (below; about 10 minutes): rewrites that
+#                               section of docs/benchmarks.md in place and leaves the rest as it is
+#   scripts/bench.sh --scale-long   the scale section's long form: also 512 and 2,000 processes, 20 s
+#                               each (raises `ulimit -n` to its hard limit, which must allow 4 file
+#                               descriptors per process, and PostgreSQL's max_connections to
+#                               3 per process; roughly an hour, and directly connected 2,000 waiters
+#                               stall the server: issue 26); with --only scale or the full run
 #
 # In one run, on private servers it starts and removes (scripts/test-servers.sh, plus a
 # redis-server on a free loopback port): sqllock's benchmarks (bench/, Release build in
@@ -12,6 +19,11 @@
 # Redisson-style semaphore script), and a callgrind profile of one table-lock cycle; semaphore,
 # multi-lock, latch, fair-lock and read-write-lock cases likewise, and the cost of a guard (a guarded
 # transaction beside the same transaction unguarded). Raw results stay in the work directory it prints.
+# The scale section (issue 26): sqllock_contention (bench/contention/) forks N client processes,
+# each with its own handle, on one hot lock name (and on a name each), directly and through the
+# PgBouncer of scripts/test-servers.sh (transaction mode, its pool raised to 20 server connections,
+# `?prepare=off`): table lock, semaphore of 1 permit, fair lock, and with_advisory_xact_lock as the
+# database's own floor; N = 8 and 64, 8 s each (--scale-long adds 512 and 2,000).
 # SQLLOCK_BENCH_REPORT_DIR=dir writes the report there instead of docs/ (a trial run).
 # Numbers from different runs (or machines) are not comparable: compare inside one report only.
 set -euo pipefail
@@ -19,13 +31,22 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 quick=0
 install=1
-for arg in "$@"; do
-  case "$arg" in
+only=
+scale_long=0
+while (($#)); do
+  case "$1" in
     --quick) quick=1 ;;
     --no-install) install=0 ;;
-    -h | --help) sed -n '2,15p' "$0"; exit 0 ;;
-    *) echo "bench.sh: unknown argument '$arg'" >&2; exit 2 ;;
+    --only)
+      [[ "${2:-}" == scale ]] || { echo "bench.sh: --only takes 'scale'" >&2; exit 2; }
+      only=scale
+      shift ;;
+    --only=scale) only=scale ;;
+    --scale-long) scale_long=1 ;;
+    -h | --help) sed -n '2,28p' "$0"; exit 0 ;;
+    *) echo "bench.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
+  shift
 done
 say() { echo "bench.sh: $*" >&2; }
 
@@ -41,8 +62,13 @@ build=${SQLLOCK_BENCH_BUILD_DIR:-$root/build/bench-release}
 say "building (Release) in $build"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSQLLOCK_BUILD_TESTS=OFF -DSQLLOCK_BUILD_TOOLS=OFF \
   -DSQLLOCK_BUILD_BENCH=ON >/dev/null
-cmake --build "$build" -j2 --target sqllock_bench sqllock_bench_sql >/dev/null
+if [[ "$only" == scale ]]; then
+  cmake --build "$build" -j2 --target sqllock_contention >/dev/null
+else
+  cmake --build "$build" -j2 --target sqllock_bench sqllock_bench_sql sqllock_contention >/dev/null
+fi
 bench=$build/bench/sqllock_bench
+contention=$build/bench/contention/sqllock_contention
 
 work=$(mktemp -d /tmp/sqllock-bench.XXXXXX)
 chmod 755 "$work"
@@ -65,6 +91,61 @@ pgbin=$SQLLOCK_TEST_PG_BIN
 # pg_stat_statements counts the renewal statements; it must be loaded at server start.
 "$pgbin/psql" -qX "$SQLLOCK_TEST_PG_URI" -c "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'"
 "$root/scripts/test-servers.sh" restart-pg "$work/servers" >&2
+
+# ---- one hot name, many processes (issue 26); run last in the full run, or alone (--only scale)
+scale_section() {
+  local ns=(8 64) kinds=(table semaphore fair xact) max_n n names path kind uri secs
+  ((scale_long)) && ns+=(512 2000)
+  max_n=${ns[-1]}
+  say "scale: N = ${ns[*]}, directly and through PgBouncer"
+  mkdir -p "$work/scale"
+  git -C "$root" describe --always --dirty >"$work/scale/commit" 2>/dev/null || echo unknown >"$work/scale/commit"
+  cat /proc/loadavg >"$work/scale/loadavg-before"
+  # A waiting process connected directly may hold 3 server connections (its pool of 2 and a LISTEN
+  # connection); behind PgBouncer up to 3 client connections. PgBouncer needs a file descriptor
+  # for each, and a process of sqllock_contention about 4.
+  if ((scale_long)); then
+    ulimit -n "$(ulimit -Hn)"
+    (($(ulimit -n) >= 4 * max_n + 1000)) ||
+      { say "scale: ulimit -n is $(ulimit -n), too low for $max_n processes"; return 1; }
+  fi
+  "$pgbin/psql" -qX "$SQLLOCK_TEST_PG_URI" -c "ALTER SYSTEM SET max_connections = $((3 * max_n + 100))"
+  "$root/scripts/test-servers.sh" restart-pg "$work/servers" >&2
+  # The test servers' PgBouncer pools 2 server connections (for fault tests); a production-like
+  # pool of 20 here, as in issue 26's measurements. Restarted from this shell: it gets its ulimit.
+  sed -i -e 's/^default_pool_size = .*/default_pool_size = 20/' \
+    -e "s/^max_client_conn = .*/max_client_conn = $((3 * max_n + 100))/" "$SQLLOCK_TEST_PGBOUNCER_INI"
+  grep -q '^listen_backlog' "$SQLLOCK_TEST_PGBOUNCER_INI" || echo 'listen_backlog = 4096' >>"$SQLLOCK_TEST_PGBOUNCER_INI"
+  "$root/scripts/test-servers.sh" restart-pgbouncer "$work/servers" >&2
+  for path in direct pgbouncer; do
+    if [[ "$path" == direct ]]; then uri=$SQLLOCK_TEST_PG_URI; else uri="$SQLLOCK_TEST_PGBOUNCER_OWNER_URI?prepare=off"; fi
+    for names in one each; do
+      for n in "${ns[@]}"; do
+        secs=8
+        ((quick)) && secs=2
+        ((n >= 512)) && secs=20
+        # Kinds alternate at each N, so that a change in the machine's load hits them alike.
+        for kind in "${kinds[@]}"; do
+          say "scale: $kind, $n processes, names $names, $path"
+          "$contention" --uri "$uri" --kind "$kind" --processes "$n" --seconds "$secs" --names "$names" \
+            --admin-uri "$SQLLOCK_TEST_PG_URI" --label "$path" >>"$work/scale/results.jsonl" ||
+            say "scale: sqllock_contention failed ($kind, $n, $names, $path)"
+        done
+      done
+    done
+  done
+  cat /proc/loadavg >"$work/scale/loadavg-after"
+}
+
+# SQLLOCK_BENCH_REPORT_DIR: write the report and plots there instead of docs/ (a trial run).
+report_dir=${SQLLOCK_BENCH_REPORT_DIR:-$root/docs}
+if [[ "$only" == scale ]]; then
+  scale_section
+  /usr/bin/python3 "$root/bench/report.py" --only scale --work "$work" --out "$report_dir/benchmarks.md" \
+    --plots "$report_dir"
+  say "rewrote the scale section of $report_dir/benchmarks.md (raw results in $work/scale)"
+  exit 0
+fi
 
 free_port() {
   local p
@@ -208,9 +289,9 @@ SQLLOCK_BENCH_SECONDS=2 valgrind --tool=callgrind --callgrind-out-file="$work/ca
 callgrind_annotate --inclusive=no --threshold=100 "$work/callgrind.out" >"$work/callgrind-self.txt"
 callgrind_annotate --inclusive=yes --threshold=99 "$work/callgrind.out" >"$work/callgrind-inclusive.txt"
 
+scale_section
+
 # ---- the report
-# SQLLOCK_BENCH_REPORT_DIR: write the report and plots there instead of docs/ (a trial run).
-report_dir=${SQLLOCK_BENCH_REPORT_DIR:-$root/docs}
 /usr/bin/python3 "$root/bench/report.py" --work "$work" --out "$report_dir/benchmarks.md" --plots "$report_dir" \
   --quick "$quick" --seconds "$seconds" --peer-version "$peer_version"
 say "wrote $report_dir/benchmarks.md (raw results in $work)"
