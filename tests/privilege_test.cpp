@@ -96,8 +96,14 @@ TEST_P(PrivilegeTest, TheRuntimeRoleEnqueuesOnTheWaitQueueAndDrawsTickets) {
   EXPECT_GT(enqueue("b"), first);
   const std::vector<detail::value> key = {std::string("job"), std::string("F"), first, std::string("a")};
   auto c = detail::database_access::impl(db).borrow();
-  (void)c->exec(q->check, key);  // the check deletes (nothing here) …
-  if (!q->check_read.empty()) (void)c->exec(q->check_read, key);
+  if (q->check_read.empty()) {
+    (void)c->exec(q->check, key);  // the check deletes (nothing here) …
+  } else {
+    (void)c->exec(q->check_read, key);
+    auto bounded = key;
+    bounded.emplace_back(first);
+    (void)c->exec(q->check, bounded);
+  }
   (void)c->exec(q->renew, std::vector<detail::value>{std::string("s")});  // … and the renewal updates
   EXPECT_EQ(std::stoll(sql(db, "SELECT COUNT(*) FROM " + table_ + "_queue").rows.at(0).at(0).value()), 2);
 }

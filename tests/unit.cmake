@@ -6,7 +6,8 @@
 # No server, no subprocess: `ctest -L unit` runs them in seconds.
 sqllock_add_test(core_timing_unit_test
   SOURCES unit/lease_unit_test.cpp unit/keepalive_unit_test.cpp unit/permit_unit_test.cpp
-    unit/caller_transaction_unit_test.cpp unit/named_lock_unit_test.cpp unit/advisory_lock_unit_test.cpp support/fake_connection.cpp
+    unit/caller_transaction_unit_test.cpp unit/named_lock_unit_test.cpp unit/advisory_lock_unit_test.cpp
+    unit/queue_pace_unit_test.cpp support/fake_connection.cpp
   TIMEOUT 60)
 
 # The test proxy of the network-loss tests and the fault harness (support/tcp_proxy): delays,

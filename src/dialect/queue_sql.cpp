@@ -51,11 +51,29 @@ constexpr std::string_view kNotLastLevel =
 // never waits for lock rows (dialect/postgresql_keys.hpp) or permits (permit_sql.cpp) of the name.
 constexpr std::string_view kPgQueueKey = "hashtextextended(CAST($1 AS text), 3141592653589793238)";
 
+// The blockers a check looks at: the first kCheckWindow entries ahead that block the entry, in
+// ticket order. A check costs the same at any place in the queue; a place further back reads
+// "kCheckWindow blockers" (or more), which is all its waiter needs to know.
+constexpr int kCheckWindow = 32;
+const std::string kWindow = std::to_string(kCheckWindow);
+
+// The blockers of the entry ($1 resource, $2 kind, $3 ticket, $4 owner): the entries ahead, or
+// only the writers ahead when the entry is a reader (its mode as stored now; a writer's when the
+// entry is gone), in ticket order. `alias` names the table in the condition.
+std::string blockers_condition(std::string_view alias, std::string_view me_write_count) {
+  const std::string a(alias);
+  return a + ".resource = $1 AND " + a + ".kind = $2 AND " + a + ".ticket < $3 AND (" + a +
+         ".write_count > 0 OR COALESCE(" + std::string(me_write_count) + ", 1) > 0)";
+}
+
 // The check's read where the check is two statements (MySQL, SQLite): `now` is the dialect's
 // clock, `wait_ms` its "milliseconds (≥ 0) until MIN(a.expires_at), NULL when no row counts". It
-// counts every entry ahead that is still there (expiry is the delete's to decide) and blocks the
-// entry by its own mode as stored now.
+// reads the window of blockers still there (expiry is the delete's to decide), and how many of
+// them have expired, and the last ticket of the window: the delete's bound.
 std::string check_read_text(std::string_view now, std::string_view wait_ms) {
+  const std::string me_write_count =
+      "(SELECT m.write_count FROM {{table_queue}} AS m WHERE m.resource = $1 AND m.kind = $2 AND m.ticket = $3 "
+      "AND m.owner_token = $4)";
   // SQL text laid out by hand: clang-format 14 would break it around each `+`.
   // clang-format off
   return std::string(R"(
@@ -63,12 +81,12 @@ SELECT (SELECT COUNT(*) FROM {{table_queue}} AS m
         WHERE m.resource = $1 AND m.kind = $2 AND m.ticket = $3 AND m.owner_token = $4
           AND m.expires_at > )") + std::string(now) + R"(),
     COUNT(*),
-    )" + std::string(wait_ms) + R"(
-FROM {{table_queue}} AS a
-WHERE a.resource = $1 AND a.kind = $2 AND a.ticket < $3
-  AND (a.write_count > 0 OR COALESCE((SELECT m.write_count FROM {{table_queue}} AS m
-                                      WHERE m.resource = $1 AND m.kind = $2 AND m.ticket = $3
-                                        AND m.owner_token = $4), 1) > 0))";
+    )" + std::string(wait_ms) + R"(,
+    COALESCE(SUM(CASE WHEN a.expires_at <= )" + std::string(now) + R"( THEN 1 ELSE 0 END), 0),
+    MAX(a.ticket)
+FROM (SELECT b.ticket, b.expires_at FROM {{table_queue}} AS b
+      WHERE )" + blockers_condition("b", me_write_count) + R"(
+      ORDER BY b.ticket LIMIT )" + kWindow + R"() AS a)";
   // clang-format on
 }
 
@@ -101,36 +119,44 @@ ON CONFLICT (resource, kind, owner_token) DO UPDATE SET
                 replaced_assignments("CASE WHEN e.expires_at <= EXCLUDED.enqueued_at THEN EXCLUDED.@ ELSE e.@ END") +
                 "\nRETURNING ticket, write_count, read_count");
 
-  // One statement. The expired entries ahead are locked in ticket order (as the renewal locks its
-  // rows in key order) and deleted; FOR UPDATE re-reads a row changed meanwhile and drops it when
-  // it is no longer expired (renewed) or gone. The counts read the statement's snapshot, which
-  // began after this entry's enqueue committed and so holds every lower ticket (T2, T3); the rows
-  // the delete removed are still in it and are left out by `gone`. Every other entry ahead counts:
-  // one renewed after the snapshot is live, one deleted by another check meanwhile is counted once
-  // more (the next check sees it gone).
+  // One statement. The window of blockers is read from the statement's snapshot, which began
+  // after this entry's enqueue committed and so holds every lower ticket (T2, T3). Its expired
+  // entries are locked in ticket order (as the renewal locks its rows in key order) and deleted;
+  // FOR UPDATE re-reads a row changed meanwhile and drops it when it is no longer expired
+  // (renewed) or gone. The rows the delete removed are still in the snapshot and are left out by
+  // `gone`. Every other entry of the window counts: one renewed after the snapshot is live, one
+  // deleted by another check meanwhile is counted once more (the next check sees it gone). A full
+  // window that the delete emptied leaves the entries behind it unread: one more blocker, wait 0.
   s.check = t(R"(
 WITH c AS MATERIALIZED (SELECT clock_timestamp() AS now),
+me AS MATERIALIZED (
+    SELECT write_count, expires_at > (SELECT now FROM c) AS live FROM {{table_queue}}
+    WHERE )" + std::string(kPgEntry) + R"(),
+win AS MATERIALIZED (
+    SELECT b.ticket, b.expires_at FROM {{table_queue}} AS b
+    WHERE b.resource = CAST($1 AS text) AND b.kind = CAST($2 AS text) AND b.ticket < CAST($3 AS bigint)
+      AND (b.write_count > 0 OR COALESCE((SELECT write_count FROM me), 1) > 0)
+    ORDER BY b.ticket LIMIT )" + kWindow + R"(),
 doomed AS MATERIALIZED (
-    SELECT ticket FROM {{table_queue}}
-    WHERE resource = CAST($1 AS text) AND kind = CAST($2 AS text) AND ticket < CAST($3 AS bigint)
-      AND expires_at <= (SELECT now FROM c)
-    ORDER BY ticket FOR UPDATE),
+    SELECT x.ticket FROM {{table_queue}} AS x
+    WHERE x.resource = CAST($1 AS text) AND x.kind = CAST($2 AS text)
+      AND x.ticket IN (SELECT ticket FROM win WHERE expires_at <= (SELECT now FROM c))
+      AND x.expires_at <= (SELECT now FROM c)
+    ORDER BY x.ticket FOR UPDATE),
 gone AS (
     DELETE FROM {{table_queue}} AS x USING doomed AS d, c
     WHERE x.resource = CAST($1 AS text) AND x.kind = CAST($2 AS text) AND x.ticket = d.ticket
       AND x.expires_at <= c.now
     RETURNING x.ticket),
-me AS MATERIALIZED (
-    SELECT write_count, expires_at > (SELECT now FROM c) AS live FROM {{table_queue}}
-    WHERE )" + std::string(kPgEntry) + R"()
+left_ AS (
+    SELECT a.expires_at FROM win AS a WHERE NOT EXISTS (SELECT 1 FROM gone AS g WHERE g.ticket = a.ticket))
 SELECT COALESCE((SELECT CASE WHEN live THEN 1 ELSE 0 END FROM me), 0),
-    count(*),
-    CASE WHEN count(*) > 0
-         THEN GREATEST(0, CAST(EXTRACT(EPOCH FROM (MIN(a.expires_at) - (SELECT now FROM c))) * 1000 AS bigint)) END
-FROM {{table_queue}} AS a
-WHERE a.resource = CAST($1 AS text) AND a.kind = CAST($2 AS text) AND a.ticket < CAST($3 AS bigint)
-  AND (a.write_count > 0 OR COALESCE((SELECT write_count FROM me), 1) > 0)
-  AND NOT EXISTS (SELECT 1 FROM gone AS g WHERE g.ticket = a.ticket))");
+    (SELECT count(*) FROM left_) + CASE WHEN (SELECT count(*) FROM win) = )" + kWindow + R"(
+                                         AND NOT EXISTS (SELECT 1 FROM left_) THEN 1 ELSE 0 END,
+    CASE WHEN EXISTS (SELECT 1 FROM left_)
+         THEN GREATEST(0, CAST(EXTRACT(EPOCH FROM ((SELECT MIN(expires_at) FROM left_) - (SELECT now FROM c))) * 1000
+                               AS bigint))
+         WHEN (SELECT count(*) FROM win) = )" + kWindow + R"( THEN 0 END)");
 
   // The two data-modifying parts exclude each other by the counts, which only the owner changes.
   // The NOTIFY (delivered at commit) wakes the waiters of the name when the entry left or became a
@@ -181,17 +207,17 @@ ON DUPLICATE KEY UPDATE
   s.enqueue_readback = t(
       "SELECT ticket, write_count, read_count FROM {{table_queue}} WHERE resource = $1 AND kind = $2 AND owner_token = $3");
 
-  // The delete reads the newest committed version of each row under its lock. The primary key is
-  // forced (multi-table DELETE form): through the expires_at index the scan would lock expired
-  // entries of every name and the index gap where new entries' expiries go. At REPEATABLE READ
-  // the range scan also locks the entries ahead and the gaps between them — never the gap above
-  // the highest ticket, where every enqueue inserts, as long as this entry exists (its record
-  // ends the scan). The read is a consistent non-locking read of a snapshot taken after the
-  // delete committed.
+  // The read comes first: a consistent non-locking read. Only when it finds expired blockers does
+  // the delete run, and the read again, on a snapshot taken after the delete committed. The delete
+  // reads the newest committed version of each row under its lock. The primary key is forced
+  // (multi-table DELETE form): through the expires_at index the scan would lock expired entries
+  // of every name and the index gap where new entries' expiries go. At REPEATABLE READ the range
+  // scan also locks the entries up to the window's last ticket and the gaps between them — never
+  // the gap above the highest ticket, where every enqueue inserts (the next record ends the scan).
   s.check = t(
       "DELETE x FROM {{table_queue}} AS x FORCE INDEX (PRIMARY) "
-      "WHERE x.resource = $1 AND x.kind = $2 AND x.ticket < $3 AND x.expires_at <= UTC_TIMESTAMP(6) "
-      "AND x.owner_token <> $4");
+      "WHERE x.resource = $1 AND x.kind = $2 AND x.ticket < $3 AND x.ticket <= $5 "
+      "AND x.expires_at <= UTC_TIMESTAMP(6) AND x.owner_token <> $4");
   s.check_read = t(check_read_text(
       "UTC_TIMESTAMP(6)",
       "IF(COUNT(*) = 0, NULL, GREATEST(0, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), MIN(a.expires_at)) DIV 1000))"));
@@ -244,12 +270,15 @@ ON CONFLICT (resource, kind, owner_token) DO UPDATE SET
                 replaced_assignments("CASE WHEN expires_at <= excluded.enqueued_at THEN excluded.@ ELSE @ END") +
                 "\nRETURNING ticket, write_count, read_count");
 
-  // Two autocommit statements, each atomic under the one writer. The delete has no RETURNING and
-  // the table no DELETE trigger, so SQLite deletes as it scans (no ephemeral table of keys). The
-  // read counts every entry ahead that is still there (see the header: expiry is the delete's).
-  // As on MySQL, $4 is there for the common parameter list.
-  s.check = t("DELETE FROM {{table_queue}} WHERE resource = $1 AND kind = $2 AND ticket < $3 AND expires_at <= " + now +
-              " AND owner_token <> $4");
+  // Autocommit statements, each atomic under the one writer: the read, and only when it finds
+  // expired blockers the delete and the read again — so a waiter's check takes no write lock while
+  // nothing ahead has expired. The delete has no RETURNING and the table no DELETE trigger, so
+  // SQLite deletes as it scans (no ephemeral table of keys). The read counts every blocker of the
+  // window that is still there (see the header: expiry is the delete's).
+  s.check = t(
+      "DELETE FROM {{table_queue}} WHERE resource = $1 AND kind = $2 AND ticket < $3 AND ticket <= $5 "
+      "AND expires_at <= " +
+      now + " AND owner_token <> $4");
   s.check_read = t(check_read_text(
       now,
       "CASE WHEN COUNT(*) > 0 "

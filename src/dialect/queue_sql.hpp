@@ -46,16 +46,22 @@ struct queue_sql {
   std::string enqueue_readback;
 
   // ---- check: is the entry at its turn?
-  // $1 resource, $2 kind, $3 ticket, $4 owner. First deletes the expired entries ahead of the
-  // ticket (re-checking expiry on the newest row version, so an entry renewed meanwhile stays),
-  // then returns one row (mine, blockers, wait_ms): mine = 1 when the entry (resource, kind,
-  // ticket, owner) exists and is live, else 0; blockers = the entries ahead that the delete left
-  // and that block it (by the entry's own mode as stored now; as a writer when it is gone);
-  // wait_ms = milliseconds (≥ 0) until the first of the blockers' leases runs out, NULL when
-  // there are none. The entry holds when mine = 1 and blockers = 0.
-  // When check_read is not empty (MySQL, SQLite: no data-modifying CTEs), `check` is the delete
-  // and `check_read` (same parameters) the read, run one after the other in autocommit, at the
-  // server's default isolation level (see docs/design.md, "Wait queue", for MySQL's locks).
+  // $1 resource, $2 kind, $3 ticket, $4 owner. Looks at the *window*: the first 32 entries ahead
+  // of the ticket that block it (by the entry's own mode as stored now; as a writer when it is
+  // gone), in ticket order — so a check costs the same at any place in the queue. Deletes the
+  // window's expired entries (re-checking expiry on the newest row version, so an entry renewed
+  // meanwhile stays), and returns one row (mine, blockers, wait_ms): mine = 1 when the entry
+  // (resource, kind, ticket, owner) exists and is live, else 0; blockers = the window's entries
+  // that the delete left (at most 32; a full window the delete emptied counts 1, as the entries
+  // behind it are unread); wait_ms = milliseconds (≥ 0) until the first of those leases runs out
+  // (0 for the emptied full window), NULL when there are no blockers. The entry holds when
+  // mine = 1 and blockers = 0.
+  // When check_read is not empty (MySQL, SQLite: no data-modifying CTEs), the check is up to three
+  // autocommit statements, at the server's default isolation level (docs/design.md, "Wait queue",
+  // for MySQL's locks): `check_read` ($1 … $4) returns (mine, blockers, wait_ms, expired, last),
+  // the window's blockers still there, of which `expired` have expired, and the window's last
+  // ticket; when expired > 0, `check` ($1 … $4, $5 = last) deletes the expired entries ahead up to
+  // that ticket, and `check_read` runs again. The last read's first three columns are the answer.
   std::string check;
   std::string check_read;
 

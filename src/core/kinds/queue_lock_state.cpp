@@ -2,6 +2,7 @@
 
 #include "common/lock_name.hpp"
 #include "core/lease/lease_claim.hpp"
+#include "core/wait/queue_pace.hpp"
 #include "core/wait/retry_wait.hpp"
 #include "sqllock/error.hpp"
 
@@ -146,8 +147,7 @@ bool queue_lock_state::acquire(bool write, std::optional<time_source::time_point
     place waiting(*this, slot, owner, got.ticket, write);
     bool lost_place = false;
     std::optional<std::chrono::milliseconds> wait;
-    std::optional<std::int64_t> blockers;  // ahead at the last check
-    bool moved = false;                    // fewer than at the check before
+    queue_pace pace;  // the checks' blockers over time
     const bool turn = retry_until(
         impl_, name_, deadline,
         {.attempt =
@@ -162,8 +162,7 @@ bool queue_lock_state::acquire(bool write, std::optional<time_source::time_point
                  t = store(*conn).check(name_, kind_, got.ticket, owner);
                }
                wait = t.wait;
-               moved = blockers && t.blockers < *blockers;
-               blockers = t.blockers;
+               pace.observe(impl_.time().now(), t.blockers);
                if (!t.mine) return lost_place = true;
                if (!t.holds()) return false;
                // A verdict read after the place's lease deadline cannot be trusted: queue again.
@@ -171,9 +170,11 @@ bool queue_lock_state::acquire(bool write, std::optional<time_source::time_point
                return true;
              },
          .lease_remaining = [&] { return wait; },
-         // Where no release is announced, a waiter polls as often as its queue moves: the head
-         // of a queue that moves every few milliseconds looks again within a few milliseconds.
-         .progressed = [&] { return moved; }},
+         // Where no release is announced, the head polls as often as its queue moves: in a queue
+         // that moves every few milliseconds it looks again within a few milliseconds. A waiter
+         // further back checks about as often as its turn can come nearer (core/wait/queue_pace).
+         .progressed = [&] { return pace.moved(); },
+         .pace = [&] { return pace.pace(); }},
         stop);
     if (lost_place) {
       waiting.give_back_all();

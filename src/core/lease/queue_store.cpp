@@ -42,9 +42,21 @@ std::optional<queue_entry> queue_store::enqueue(const queue_request& r) {
 queue_turn queue_store::check(const std::string& resource, queue_kind kind, std::int64_t ticket,
                               const std::string& owner) {
   const value params[] = {resource, kind_text(kind), ticket, owner};
-  auto res = run(sql_.check, params);
-  if (!sql_.check_read.empty()) res = run(sql_.check_read, params);
-  if (res.rows.empty()) throw backend_error("the queue check of '" + resource + "' returned no row", "", 0);
+  const auto no_row = [&] { return backend_error("the queue check of '" + resource + "' returned no row", "", 0); };
+  result res;
+  if (sql_.check_read.empty()) {
+    res = run(sql_.check, params);
+  } else {
+    // Read first; the delete (a write) only when an expired blocker is in the window.
+    res = run(sql_.check_read, params);
+    if (res.rows.empty()) throw no_row();
+    if (field_int64(res.rows[0].at(3), "expired") > 0) {
+      const value bounded[] = {resource, kind_text(kind), ticket, owner, field_int64(res.rows[0].at(4), "last")};
+      run(sql_.check, bounded);
+      res = run(sql_.check_read, params);
+    }
+  }
+  if (res.rows.empty()) throw no_row();
   const auto& r = res.rows[0];
   queue_turn turn;
   turn.mine = field_int64(r.at(0), "mine") != 0;

@@ -62,6 +62,11 @@ bool retry_until(database_impl& impl, const std::vector<std::string>& resources,
     if ((deadline && now >= *deadline) || stop.stop_requested()) return false;
     if (steps.progressed && steps.progressed()) delays.reset();
     auto sleep = std::chrono::duration_cast<time_source::duration>(delays.next());
+    if (steps.pace) {
+      const auto paced = steps.pace();
+      if (paced.sleep) sleep = *paced.sleep;
+      if (paced.ignore_releases) announced = false;
+    }
     if (auto left = steps.lease_remaining())
       sleep = std::min<time_source::duration>(sleep, *left + std::chrono::milliseconds(1));
     if (deadline) sleep = std::min<time_source::duration>(sleep, *deadline - now);

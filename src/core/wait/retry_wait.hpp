@@ -18,6 +18,16 @@ namespace sqllock::detail {
 
 class database_impl;
 
+// How a waiter sleeps after a failed attempt, when it knows better than the backoff: a queue's
+// waiter far from the head is not made the next by a release ahead of it, so a release does not
+// wake it (`ignore_releases`), and it may expect its turn no sooner than `sleep` (instead of the
+// backoff's delay). Either way the sleep still ends at the deadline, at a stop and when the first
+// lease ahead runs out.
+struct wait_pace {
+  bool ignore_releases = false;
+  std::optional<std::chrono::milliseconds> sleep;
+};
+
 struct retry_wait_steps {
   // One attempt; true when it acquired.
   std::function<bool()> attempt;
@@ -28,6 +38,9 @@ struct retry_wait_steps {
   // moved up). Then the backoff starts again from its first delay, so waiters poll as often as
   // their queue moves, and back off only while it stands still. Asked after a failed attempt.
   std::function<bool()> progressed = nullptr;
+  // Optional: how a queue's waiter paces its attempts (core/wait/queue_pace.hpp). Asked after a
+  // failed attempt, after `progressed`.
+  std::function<wait_pace()> pace = nullptr;
 };
 
 // Runs steps.attempt until it succeeds (true), or `deadline` passes or a stop is requested on
