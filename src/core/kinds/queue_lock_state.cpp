@@ -2,6 +2,7 @@
 
 #include "common/lock_name.hpp"
 #include "core/lease/lease_claim.hpp"
+#include "core/lease/queue_place.hpp"
 #include "core/wait/queue_pace.hpp"
 #include "core/wait/retry_wait.hpp"
 #include "sqllock/error.hpp"
@@ -12,63 +13,6 @@ namespace {
 std::size_t mode_of(bool write) { return write ? queue_lock_state::kWrite : queue_lock_state::kRead; }
 
 }  // namespace
-
-class queue_lock_state::place {
- public:
-  place(queue_lock_state& lock, std::shared_ptr<lease_slot> slot, const std::string& owner, std::int64_t ticket,
-        bool write)
-      : lock_(lock), slot_(std::move(slot)), owner_(owner), ticket_(ticket), write_(write) {}
-  ~place() {
-    if (!done_) give_back_quietly(false);
-  }
-  place(const place&) = delete;
-  place& operator=(const place&) = delete;
-
-  void keep() noexcept { done_ = true; }
-  // The level this acquire added (the timeout); its other levels, if any, stay.
-  void give_back_level() { give_back(false); }
-  // The whole place (lost: whatever is left of it is stale).
-  void give_back_all() { give_back_quietly(true); }
-
- private:
-  void give_back(bool all) {
-    done_ = true;
-    auto& registry = lock_.impl_.registry();
-    std::lock_guard op(slot_->op);
-    const releasing_scope releasing(registry, *slot_);
-    try {
-      auto conn = lock_.impl_.borrow();
-      auto st = lock_.store(*conn);
-      if (all) {
-        st.leave(lock_.name_, lock_.kind_, ticket_, owner_);
-        registry.forget(*slot_);
-        return;
-      }
-      const auto left = st.release(lock_.name_, lock_.kind_, ticket_, owner_, write_);
-      if (left && left->levels() > 0)
-        registry.record_released(*slot_);
-      else
-        registry.forget(*slot_);
-    } catch (...) {
-      // Stop renewing: the entry runs out with its lease, or the watchdog deletes it as an orphan.
-      registry.forget(*slot_);
-      throw;
-    }
-  }
-  void give_back_quietly(bool all) noexcept {
-    try {
-      give_back(all);
-    } catch (...) {
-    }
-  }
-
-  queue_lock_state& lock_;
-  const std::shared_ptr<lease_slot> slot_;
-  const std::string& owner_;
-  const std::int64_t ticket_;
-  const bool write_;
-  bool done_ = false;
-};
 
 queue_lock_state::queue_lock_state(const database& db, std::string_view name, queue_kind kind,
                                    queue_lock_settings settings)
@@ -144,7 +88,7 @@ bool queue_lock_state::acquire(bool write, std::optional<time_source::time_point
                                 ? before.generation
                                 : registry.record_acquired(*slot, acquired{got.levels(), got.ticket}, settings_.ttl,
                                                            settings_.auto_renew, sent, /*queued=*/true);
-    place waiting(*this, slot, owner, got.ticket, write);
+    queue_place waiting(impl_, *sql_, slot, {name_, kind_, got.ticket, owner, write});
     bool lost_place = false;
     std::optional<std::chrono::milliseconds> wait;
     queue_pace pace;  // the checks' blockers over time

@@ -84,10 +84,6 @@ class queue_lock_state {
   static constexpr std::size_t kRead = 1;   // and of read (shared) levels
 
  private:
-  // A place taken by an acquire that is still waiting: given back when the acquire fails or times
-  // out, kept when it holds.
-  class place;
-
   static const std::string& checked(const std::string& name, std::chrono::milliseconds ttl);
   queue_store store(connection& conn) const;
   queue_request request(const std::string& owner, bool write) const;
