@@ -145,16 +145,26 @@ def scale_section():
     kinds = [k for k in ("table", "semaphore", "fair", "rw", "xact") if any(r[2] == k for r in runs)]
     commit = open(f"{W}/scale/commit").read().strip() if os.path.exists(f"{W}/scale/commit") else "?"
     loads = [r["load_avg"][0] for r in runs.values() if r.get("load_avg") and r["load_avg"][0] is not None]
+    around = []  # the 1-minute load average before and after the section (scripts/bench.sh)
+    for when in ("before", "after"):
+        try:
+            around.append(f"{float(open(f'{W}/scale/loadavg-{when}').read().split()[0]):.1f} {when} the section")
+        except (OSError, ValueError, IndexError):
+            pass
     model = "?"
+    mem_gb = int(open("/proc/meminfo").readline().split()[1]) / 1024 / 1024
     for line in open("/proc/cpuinfo"):
         if line.startswith("model name"):
             model = line.split(":", 1)[1].strip()
             break
     seconds = sorted({r["seconds"] for r in runs.values()})
     o(f"Measured {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} at commit `{commit}` "
-      f"on {os.cpu_count()} CPUs ({model}) shared by the client processes, PgBouncer and PostgreSQL "
-      "(all on 127.0.0.1)" + (f"; 1-minute load average at the start of the runs {min(loads):.1f}–{max(loads):.1f}" if loads else "")
-      + (" (the machine was shared with other work: expect noise)" if loads and max(loads) > 1.5 else "")
+      f"on {os.cpu_count()} CPUs ({model}, {mem_gb:.0f} GB RAM) shared by the client processes, PgBouncer and "
+      "PostgreSQL (all on 127.0.0.1)"
+      + (f"; 1-minute load average {', '.join(around)}" if around else "")
+      + (f", {min(loads):.1f}–{max(loads):.1f} at the start of the runs (it counts the previous run's own processes)"
+         if loads else "")
+      + (": the machine was shared with other work, expect noise" if loads and min(loads) > 1.5 else "")
       + ". `scripts/bench.sh --only scale` reruns this section alone and rewrites it here.")
     o("")
     o("`sqllock_contention` (`bench/contention/`) forks N processes; each opens its own `sqllock::database` "
@@ -167,7 +177,8 @@ def scale_section():
       "divided by every grant of the run; in brackets the transactions that wrote (transaction ids assigned). "
       "Statements per grant: `pg_stat_statements`, BEGIN and COMMIT included. Worst overrun: the latest return of "
       "a `try_lock_for` past its 1 s deadline. Peak connections: the clients' server backends, sampled every 100 ms; "
-      "`SELECT 1`: an unrelated connection every 20 ms during the run. PG CPU: the server's processes, in cores.")
+      "`SELECT 1`: an unrelated connection every 20 ms during the run. PG CPU: cores used during the window by "
+      "the server processes alive at its end.")
     o("")
     for path, title in SCALE_PATHS:
         if not any(k[0] == path for k in runs):
@@ -271,7 +282,10 @@ def scale_plot():
     paths = [p for p, _ in SCALE_PATHS if any(k[0] == p and k[1] == "one" for k in runs)]
     if not paths:
         return
-    fig, axes = plt.subplots(1, len(paths), figsize=(5 * len(paths), 3.5), squeeze=False)
+    ns = sorted({k[3] for k in runs})
+    rates = [max(r["grants_per_s"], 0.01) for k, r in runs.items() if k[1] == "one"]
+    lo, hi = min(rates), max(rates)
+    fig, axes = plt.subplots(1, len(paths), figsize=(5 * len(paths), 3.5), squeeze=False, sharey=True)
     for ax, path in zip(axes[0], paths):
         for kind in ("table", "semaphore", "fair", "rw", "xact"):
             pts = sorted((k[3], r["grants_per_s"]) for k, r in runs.items() if k[:3] == (path, "one", kind))
@@ -279,6 +293,12 @@ def scale_plot():
                 ax.plot([n for n, _ in pts], [max(g, 0.01) for _, g in pts], marker="o", label=kind)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        ax.set_xticks(ns)
+        ax.set_xticklabels([f"{n:,}" for n in ns])
+        ax.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        ax.set_yticks([t for t in (1, 3, 10, 30, 100, 300, 1000, 3000, 10000) if lo / 3 <= t <= hi * 3])
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
         ax.set_xlabel("processes on one name")
         ax.set_ylabel("grants/s")
         ax.set_title(path)

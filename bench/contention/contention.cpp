@@ -62,7 +62,7 @@ struct server_figures {
   std::optional<std::int64_t> transactions, write_transactions, statements;
   std::int64_t peak_connections = -1;
   std::vector<double> select1_ms;
-  std::optional<double> server_cpu_s;
+  std::optional<double> server_cpu_cores;
   std::string note;
 };
 struct server_watch {
@@ -414,7 +414,7 @@ int run(const arguments& a) {
       << ",\"select1_p50_ms\":" << json_number(quantile(server.select1_ms, 0.5))
       << ",\"select1_p99_ms\":" << json_number(quantile(server.select1_ms, 0.99))
       << ",\"select1_max_ms\":" << json_number(quantile(server.select1_ms, 1.0))
-      << ",\"cpu_cores\":" << json_number(server.server_cpu_s ? *server.server_cpu_s / a.seconds : NAN, 2)
+      << ",\"cpu_cores\":" << json_number(server.server_cpu_cores.value_or(NAN), 2)
       << ",\"note\":" << json_string(watch_error.empty() ? server.note : "not connected: " + watch_error) << "}";
   }
   j << "}";

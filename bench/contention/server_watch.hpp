@@ -8,7 +8,8 @@
 //     server loads it; exact);
 //   - during the measured window: the most client connections to that database at once
 //     (pg_stat_activity every 100 ms), the latency of an unrelated `SELECT 1` every 20 ms, and the
-//     CPU of the server's processes when the server runs on this machine (/proc).
+//     CPU of the server's processes alive at the window's end when the server runs on this
+//     machine (/proc; a backend that ended during the window is left out).
 // The sampling connections use the database `postgres`, so that their own transactions and
 // statements are not counted.
 #pragma once
@@ -31,7 +32,7 @@ struct server_figures {
   std::optional<std::int64_t> statements;          // pg_stat_statements calls, whole run
   std::int64_t peak_connections = -1;              // client backends of that database, most seen
   std::vector<double> select1_ms;                  // one per sample
-  std::optional<double> server_cpu_s;              // postmaster and children, user + system, window
+  std::optional<double> server_cpu_cores;          // postmaster and live children, in the window
   std::string note;                                // what could not be measured, and why
 };
 
@@ -61,7 +62,7 @@ class server_watch {
   std::unique_ptr<counter_connection> conn_;  // the whole-run counters, read on the caller's thread
   bool has_statements_ = false;
   counters at_go_;
-  server_figures figures_;     // the window thread writes peak_connections and server_cpu_s
+  server_figures figures_;     // the window thread writes peak_connections and server_cpu_cores
   std::string note_window_;    // the window thread's failure, if any
   std::string select1_error_;  // the prober thread's failure, if any
   std::jthread window_, prober_;
