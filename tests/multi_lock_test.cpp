@@ -334,6 +334,9 @@ TEST_P(MultiLockTest, AReleaseOfAnyNameWakesTheSetsWaitersWhereTheDriverCanListe
   auto db = open();
   auto& hub = detail::database_access::impl(db).wakeups();
   for (const auto& n : {"m1", "m2"}) hub.join(n);
+  if (GetParam().dialect == dialect_kind::postgresql && !GetParam().transaction_pooler) {
+    EXPECT_TRUE(eventually([&] { return hub.announced("m1") && hub.announced("m2"); }, 5s)) << "never registered";
+  }
   const auto t1 = hub.ticket("m1"), t2 = hub.ticket("m2");
   if (GetParam().dialect != dialect_kind::postgresql || GetParam().transaction_pooler) {
     EXPECT_FALSE(t1.has_value() || t2.has_value()) << "only PostgreSQL has NOTIFY: others poll";

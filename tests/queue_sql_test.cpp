@@ -57,6 +57,31 @@ class QueueSqlTest : public LockTableTest {
   bool pg() const { return GetParam().dialect == dialect_kind::postgresql; }
   bool my() const { return GetParam().dialect == dialect_kind::mysql; }
   std::string channel() const { return "sqllock_" + table_; }
+
+  // A session listening on the wake-up channel, as a waiting process's listener is.
+  struct listening {
+    std::unique_ptr<detail::connection> conn;
+    detail::notification_source* source = nullptr;
+    // Drains until `name` arrives (true) or nothing more comes for `quiet`.
+    bool heard(const std::string& name, std::chrono::milliseconds quiet) const {
+      for (;;) {
+        const auto got = source->await(quiet);
+        if (got.empty()) return false;
+        if (std::find(got.begin(), got.end(), name) != got.end()) return true;
+      }
+    }
+  };
+  // nullopt where no notification can arrive: not PostgreSQL, a transaction-mode pooler, or a
+  // driver without them.
+  std::optional<listening> listen() const {
+    if (!pg() || GetParam().transaction_pooler) return std::nullopt;
+    listening l;
+    l.conn = detail::database_access::impl(*db_).open();
+    l.source = l.conn->notifications();
+    if (l.source == nullptr) return std::nullopt;
+    l.source->listen(channel());
+    return l;
+  }
   std::string queue() const { return table_ + "_queue"; }
 
   static detail::result run(detail::connection& c, const std::string& statement, std::vector<detail::value> params) {
@@ -581,33 +606,47 @@ TEST_P(QueueSqlTest, LeaveDeletesTheEntryWhateverItsLevels) {
 }
 
 TEST_P(QueueSqlTest, ReleaseAndLeaveNotifyTheNameWhenAnEntryLeavesOrBecomesAReader) {
-  if (!pg()) GTEST_SKIP() << "PostgreSQL's NOTIFY";
-  if (GetParam().transaction_pooler) GTEST_SKIP() << "a transaction-mode pooler delivers no notifications";
-  auto listener = detail::database_access::impl(*db_).open();
-  auto* source = listener->notifications();
-  if (source == nullptr) GTEST_SKIP() << "this driver delivers no notifications";
-  source->listen(channel());
-  // Drains until `name` arrives (true) or nothing more comes for `quiet`.
-  const auto heard = [&](const std::string& name, std::chrono::milliseconds quiet) {
-    for (;;) {
-      const auto got = source->await(quiet);
-      if (got.empty()) return false;
-      if (std::find(got.begin(), got.end(), name) != got.end()) return true;
-    }
-  };
+  const auto listener = listen();
+  if (!listener) GTEST_SKIP() << "PostgreSQL's NOTIFY, not through a transaction-mode pooler";
+  // As a process that waits for these names: registered on the listening session.
+  const auto& sql = detail::database_access::impl(*db_).sql();
+  for (const std::string name : {"n-mode", "n-read", "n-leave"})
+    ASSERT_EQ(run(*listener->conn, sql.wakeup_register, {name}).rows.at(0).at(0), "t");
   const auto w = enqueue("n-mode", "R", "w", true);
   enqueue("n-mode", "R", "w", false);
   ASSERT_TRUE(release("n-mode", "R", w.ticket, "w", true));
-  EXPECT_TRUE(heard("n-mode", 10s)) << "writer to reader";
+  EXPECT_TRUE(listener->heard("n-mode", 10s)) << "writer to reader";
   const auto r = enqueue("n-read", "R", "r", false);
   enqueue("n-read", "R", "r", false);
   ASSERT_TRUE(release("n-read", "R", r.ticket, "r", false));
-  EXPECT_FALSE(heard("n-read", 300ms)) << "a reader that keeps a level changes nothing for anyone";
+  EXPECT_FALSE(listener->heard("n-read", 300ms)) << "a reader that keeps a level changes nothing for anyone";
   ASSERT_TRUE(release("n-read", "R", r.ticket, "r", false));
-  EXPECT_TRUE(heard("n-read", 10s)) << "the entry left";
+  EXPECT_TRUE(listener->heard("n-read", 10s)) << "the entry left";
   const auto f = enqueue("n-leave", "F", "f", true);
   ASSERT_TRUE(leave("n-leave", "F", f.ticket, "f"));
-  EXPECT_TRUE(heard("n-leave", 10s));
+  EXPECT_TRUE(listener->heard("n-leave", 10s));
+}
+
+// A NOTIFY is serialised database-wide at commit: a release sends one only while some session has
+// registered waiters of its name (the wake-up hub does so for the names its process waits for).
+TEST_P(QueueSqlTest, AReleaseNotifiesOnlyWhileSomeSessionWaitsForItsName) {
+  const auto listener = listen();
+  if (!listener) GTEST_SKIP() << "PostgreSQL's NOTIFY, not through a transaction-mode pooler";
+  const auto& sql = detail::database_access::impl(*db_).sql();
+  const auto cycle = [&] {
+    const auto e = enqueue("n-wait", "F", "a", true);
+    ASSERT_TRUE(release("n-wait", "F", e.ticket, "a", true));
+  };
+  cycle();
+  EXPECT_FALSE(listener->heard("n-wait", 300ms)) << "nobody waits: no NOTIFY";
+  database other = open();  // another process's listening session
+  auto waiter = detail::database_access::impl(other).open();
+  ASSERT_EQ(run(*waiter, sql.wakeup_register, {std::string("n-wait")}).rows.at(0).at(0), "t");
+  cycle();
+  EXPECT_TRUE(listener->heard("n-wait", 10s)) << "a waiter registered in another session";
+  run(*waiter, sql.wakeup_unregister, {std::string("n-wait")});
+  cycle();
+  EXPECT_FALSE(listener->heard("n-wait", 300ms)) << "its last waiter left";
 }
 
 // ---- renew

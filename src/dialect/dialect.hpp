@@ -95,6 +95,11 @@ struct dialect_sql : transaction_sql {
 
   // ---- wake-ups (PostgreSQL LISTEN/NOTIFY); empty channel when the dialect has none.
   std::string wakeup_channel;
+  // $1 resource: registers that the listening session has waiters of the resource (true when it
+  // did; false: a release is committing meanwhile, try again shortly), so that its releases
+  // NOTIFY; and unregisters it. A release sends no NOTIFY while no session has registered.
+  std::string wakeup_register;
+  std::string wakeup_unregister;
 };
 
 // The statements for `kind` and the (validated, unquoted) lock table name.

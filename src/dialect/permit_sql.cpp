@@ -5,6 +5,7 @@
 
 #include "common/sql_text.hpp"
 #include "dialect/per_table_cache.hpp"
+#include "dialect/postgresql_keys.hpp"
 #include "dialect/postgresql_renew.hpp"
 
 namespace sqllock::detail {
@@ -71,7 +72,8 @@ SELECT f.slot, g.fence FROM free AS f LEFT JOIN got AS g ON g.slot = f.slot)");
   s.release = t(
       "WITH gone AS (DELETE FROM {{table_permits}} "
       "WHERE resource = $1 AND owner_token = $2 AND fence = CAST($3 AS bigint) RETURNING resource) "
-      "SELECT pg_notify(CAST($4 AS text), resource) FROM gone");
+      "SELECT " +
+      pg_notify_waiters("CAST($4 AS text)", "resource") + " FROM gone");
 
   // The same rules as the lock renewal (dialect/postgresql_renew.hpp).
   s.renew = t(std::string(kPgRenewClock) + std::string(kPgRenewPermits) +

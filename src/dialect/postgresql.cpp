@@ -93,17 +93,23 @@ RETURNING count, fence)";
       "UPDATE {{table}} SET count = count - 1 "
       "WHERE resource = $1 AND owner_token = $2 AND fence = CAST($3 AS bigint) AND count = CAST($4 AS bigint)",
       d.kind, table);
-  // The NOTIFY is delivered when the DELETE commits, waking waiters on other connections.
+  // The NOTIFY, sent when some process waits for the name, is delivered when the DELETE commits,
+  // waking waiters on other connections.
   d.release_delete = expand_table_template(
       "WITH gone AS (DELETE FROM {{table}} "
       "WHERE resource = $1 AND owner_token = $2 AND fence = CAST($3 AS bigint) RETURNING resource) "
-      "SELECT pg_notify(CAST($4 AS text), resource) FROM gone",
+      "SELECT " +
+          pg_notify_waiters("CAST($4 AS text)", "resource") + " FROM gone",
       d.kind, table);
   // Rows locked in key order, then renewed (dialect/postgresql_renew.hpp).
   d.renew = expand_table_template(
       std::string(kPgRenewClock) + std::string(kPgRenewLocks) + " SELECT resource, owner_token, fence FROM l", d.kind,
       table);
   d.wakeup_channel = "sqllock_" + table;
+  // A session's waiters of a name, registered and unregistered (shared, so that any number of
+  // processes hold it at once; try: never wait behind a release's exclusive try).
+  d.wakeup_register = "SELECT pg_try_advisory_lock_shared(" + pg_waiter_key("CAST($1 AS text)") + ")";
+  d.wakeup_unregister = "SELECT pg_advisory_unlock_shared(" + pg_waiter_key("CAST($1 AS text)") + ")";
   return d;
 }
 

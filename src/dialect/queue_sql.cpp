@@ -5,6 +5,7 @@
 
 #include "common/sql_text.hpp"
 #include "dialect/per_table_cache.hpp"
+#include "dialect/postgresql_keys.hpp"
 #include "dialect/postgresql_renew.hpp"
 
 namespace sqllock::detail {
@@ -172,12 +173,12 @@ u AS (
     WHERE )" + std::string(kPgEntry) + R"(
       AND write_count >= CAST($5 AS bigint) AND read_count >= 1 - CAST($5 AS bigint) AND write_count + read_count > 1
     RETURNING resource, write_count, read_count, CAST($5 AS bigint) = 1 AND write_count = 0 AS moved)
-SELECT write_count, read_count, CASE WHEN moved THEN pg_notify(CAST($6 AS text), resource) END
+SELECT write_count, read_count, CASE WHEN moved THEN )" + pg_notify_waiters("CAST($6 AS text)", "resource") + R"( END
 FROM (SELECT * FROM d UNION ALL SELECT * FROM u) AS x)");
   // clang-format on
 
   s.leave = t("WITH gone AS (DELETE FROM {{table_queue}} WHERE " + std::string(kPgEntry) +
-              " RETURNING resource) SELECT pg_notify(CAST($5 AS text), resource) FROM gone");
+              " RETURNING resource) SELECT " + pg_notify_waiters("CAST($5 AS text)", "resource") + " FROM gone");
 
   // Rows locked in key order, then renewed (dialect/postgresql_renew.hpp).
   s.renew = t(std::string(kPgRenewClock) + std::string(kPgRenewQueue) +

@@ -15,12 +15,13 @@ void queue_pace::observe(time_source::time_point now, std::int64_t blockers) noe
 }
 
 wait_pace queue_pace::pace() const noexcept {
-  if (last_ <= 2) return {};
+  if (last_ <= kNear) return {};
   wait_pace far{.ignore_releases = true, .sleep = std::nullopt};
   const std::int64_t moved_up = first_ - last_;
   if (moved_up <= 0) return far;
   const auto per_hand_off = (last_at_ - first_at_) / moved_up;
-  far.sleep = std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(per_hand_off * (last_ - 2)), kMin, kMax);
+  far.sleep = std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(per_hand_off * (last_ - kNear)), kMin,
+                         kMax);
   return far;
 }
 

@@ -1,6 +1,7 @@
 #include "core/wait/wakeup_hub.hpp"
 
 #include "core/handle/database_impl.hpp"
+#include "driver/connection.hpp"
 #include "sqllock/error.hpp"
 
 namespace sqllock::detail {
@@ -32,13 +33,56 @@ void wakeup_hub::join(const std::string& resource) {
 void wakeup_hub::leave(const std::string& resource) {
   std::lock_guard lock(mu_);
   auto it = interests_.find(resource);
-  if (it != interests_.end() && --it->second.waiters <= 0) interests_.erase(it);
+  if (it == interests_.end() || --it->second.waiters > 0) return;
+  if (it->second.registered) unregister_.push_back(resource);
+  interests_.erase(it);
+}
+
+void wakeup_hub::sync_registrations(connection& conn) {
+  const auto& sql = db_.sql();
+  if (sql.wakeup_register.empty()) return;
+  std::vector<std::string> to_register, to_unregister;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [resource, i] : interests_)
+      if (!i.registered) to_register.push_back(resource);
+    to_unregister.swap(unregister_);
+  }
+  for (const auto& resource : to_unregister) {
+    const value key[] = {resource};
+    conn.exec(sql.wakeup_unregister, key);
+  }
+  bool any = false;
+  for (const auto& resource : to_register) {
+    const value key[] = {resource};
+    const auto r = conn.exec(sql.wakeup_register, key);
+    const bool done = !r.rows.empty() && r.rows[0].at(0) && (*r.rows[0][0] == "t" || *r.rows[0][0] == "true");
+    if (!done) continue;  // a release is committing: next round
+    std::lock_guard lock(mu_);
+    auto it = interests_.find(resource);
+    if (it == interests_.end()) {
+      unregister_.push_back(resource);  // its waiters left meanwhile
+      continue;
+    }
+    it->second.registered = true;
+    ++it->second.releases;  // a release before the registration sent nothing: try again now
+    any = true;
+  }
+  if (any) cv_.notify_all();
+}
+
+bool wakeup_hub::announced(const std::string& resource) {
+  std::lock_guard lock(mu_);
+  const auto it = interests_.find(resource);
+  return state_ == state::listening && it != interests_.end() &&
+         (it->second.registered || db_.sql().wakeup_register.empty());
 }
 
 std::optional<std::uint64_t> wakeup_hub::ticket(const std::string& resource) {
   std::lock_guard lock(mu_);
   if (state_ != state::listening) return std::nullopt;
-  return interests_[resource].releases;
+  const auto it = interests_.find(resource);  // not joined: nothing counted for it
+  return it == interests_.end() ? 0 : it->second.releases;
 }
 
 void wakeup_hub::wait(const std::string& resource, std::uint64_t ticket, std::chrono::steady_clock::time_point until) {
@@ -77,8 +121,13 @@ void wakeup_hub::listen(std::stop_token stop) {
     {
       std::lock_guard lock(mu_);
       state_ = source ? state::listening : state::down;
-      // Anything may have been released while no one listened: let every waiter try again.
-      for (auto& [name, i] : interests_) ++i.releases;
+      // Anything may have been released while no one listened: let every waiter try again. The
+      // registrations went with the old connection's session.
+      for (auto& [name, i] : interests_) {
+        ++i.releases;
+        i.registered = false;
+      }
+      unregister_.clear();
     }
     cv_.notify_all();
     if (unsupported) return;  // this driver cannot listen: waiters poll
@@ -91,7 +140,13 @@ void wakeup_hub::listen(std::stop_token stop) {
     retry_delay = std::chrono::milliseconds(100);
     try {
       while (!stop.stop_requested()) {
-        const auto payloads = source->await(std::chrono::milliseconds(200));
+        sync_registrations(*conn);
+        // Short slices while anyone waits, so that a new waiter's registration follows quickly.
+        const bool waiting = [&] {
+          std::lock_guard lock(mu_);
+          return !interests_.empty() || !unregister_.empty();
+        }();
+        const auto payloads = source->await(std::chrono::milliseconds(waiting ? 10 : 200));
         if (payloads.empty()) continue;
         {
           std::lock_guard lock(mu_);

@@ -5,6 +5,12 @@
 // channel; releases NOTIFY it with the resource name. Waiters take a ticket before they try, and
 // wait until a release of their resource is seen after that ticket (or their own timeout, so
 // polling remains the fallback for expiries, which nothing announces).
+//
+// A release notifies only when some session has registered waiters of its resource
+// (dialect_sql::wakeup_register): the listener registers each resource this process waits for on
+// its connection, and unregisters it when the last waiter leaves. A registration takes effect a
+// moment after the waiter's first attempt began; once it is in place the listener counts it as a
+// release of the resource, so the waiter tries again then and misses no release in between.
 #pragma once
 
 #include <chrono>
@@ -22,6 +28,7 @@
 namespace sqllock::detail {
 
 class database_impl;
+class connection;
 
 class wakeup_hub {
  public:
@@ -34,6 +41,10 @@ class wakeup_hub {
   // time and waits (briefly) until it is subscribed.
   void join(const std::string& resource);
   void leave(const std::string& resource);
+
+  // Whether releases of `resource` are announced to this process now: the listener is listening
+  // and has registered the resource's waiters (which follows join() by a moment).
+  bool announced(const std::string& resource);
 
   // The current release count seen for `resource`, or nullopt when no listener is running
   // (driver without notifications, or the listener's connection is down): then just poll.
@@ -55,8 +66,14 @@ class wakeup_hub {
   struct interest {
     int waiters = 0;
     std::uint64_t releases = 0;
+    bool registered = false;  // on the listener's current connection
   };
+  // Registers the interests not registered yet, and unregisters the resources nobody waits for
+  // any more; on the listener's thread, with its connection.
+  void sync_registrations(connection& conn);
+
   std::map<std::string, interest> interests_;
+  std::vector<std::string> unregister_;  // left by their last waiter while registered
   enum class state { idle, starting, listening, down } state_ = state::idle;
   std::jthread thread_;  // last: joins before the members it uses go away
 };
