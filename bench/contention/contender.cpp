@@ -75,6 +75,22 @@ void release_level(Lock& lock) {
 
 }  // namespace
 
+// A kind with levels (table, fair, rw; rw takes write levels): try_lock_for, hold, release.
+template <class Lock, class Options>
+void contender::open_leveled(const std::function<void()>& on_lost,
+                             const std::function<void(const std::exception&)>& on_unlock_error) {
+  Options o;
+  o.on_lost = on_lost;
+  o.on_unlock_error = on_unlock_error;
+  auto lock = std::make_shared<Lock>(*db_, config_.name, o);
+  attempt_ = [this, lock, wait = config_.wait] {
+    if (!lock->try_lock_for(wait)) return false;
+    hold_and_release([&] { release_level(*lock); });
+    return true;
+  };
+  close_ = [lock]() mutable { lock.reset(); };
+}
+
 contender::contender(contender_config config)
     : config_(std::move(config)), lost_(std::make_shared<std::atomic<std::int64_t>>(0)) {
   try {
@@ -85,45 +101,9 @@ contender::contender(contender_config config)
     const auto quiet = [](const std::exception&) {};
     const auto wait = config_.wait;
     switch (config_.kind) {
-      case lock_kind::table: {
-        table_lock_options o;
-        o.on_lost = lost;
-        o.on_unlock_error = quiet;
-        auto lock = std::make_shared<table_lock>(*db_, config_.name, o);
-        attempt_ = [this, lock, wait] {
-          if (!lock->try_lock_for(wait)) return false;
-          hold_and_release([&] { release_level(*lock); });
-          return true;
-        };
-        close_ = [lock]() mutable { lock.reset(); };
-        break;
-      }
-      case lock_kind::fair: {
-        fair_lock_options o;
-        o.on_lost = lost;
-        o.on_unlock_error = quiet;
-        auto lock = std::make_shared<fair_lock>(*db_, config_.name, o);
-        attempt_ = [this, lock, wait] {
-          if (!lock->try_lock_for(wait)) return false;
-          hold_and_release([&] { release_level(*lock); });
-          return true;
-        };
-        close_ = [lock]() mutable { lock.reset(); };
-        break;
-      }
-      case lock_kind::rw: {
-        rw_lock_options o;
-        o.on_lost = lost;
-        o.on_unlock_error = quiet;
-        auto lock = std::make_shared<rw_lock>(*db_, config_.name, o);
-        attempt_ = [this, lock, wait] {
-          if (!lock->try_lock_for(wait)) return false;
-          hold_and_release([&] { release_level(*lock); });
-          return true;
-        };
-        close_ = [lock]() mutable { lock.reset(); };
-        break;
-      }
+      case lock_kind::table: open_leveled<table_lock, table_lock_options>(lost, quiet); break;
+      case lock_kind::fair: open_leveled<fair_lock, fair_lock_options>(lost, quiet); break;
+      case lock_kind::rw: open_leveled<rw_lock, rw_lock_options>(lost, quiet); break;
       case lock_kind::semaphore: {
         semaphore_options o;
         o.on_lost = lost;

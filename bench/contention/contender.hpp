@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -68,6 +69,10 @@ class contender {
   void note_error(const std::string& type, const std::string& what);
   // Records one grant: holds for config_.hold, then calls release.
   void hold_and_release(const std::function<void()>& release);
+  // Sets attempt_ and close_ for a kind with levels (Lock: table_lock, fair_lock or rw_lock).
+  template <class Lock, class Options>
+  void open_leveled(const std::function<void()>& on_lost,
+                    const std::function<void(const std::exception&)>& on_unlock_error);
 
   contender_config config_;
   contender_result result_;
